@@ -1,0 +1,47 @@
+public import Foundation
+
+extension Codec where Input: Codable & Sendable, Output == Data {
+    /// Encodes values as JSON with default `JSONEncoder` and `JSONDecoder` settings.
+    ///
+    /// ```swift
+    /// let settings = ValueStore<Void, Data>.inMemory().coded(Codec<Settings, Data>.json)
+    /// ```
+    ///
+    /// Empty or malformed input fails with ``ValueStoreError/Code/corrupted``; well-formed JSON
+    /// of the wrong shape fails with ``ValueStoreError/Code/decodingFailed``.
+    public static var json: Self {
+        json(encoder: JSONEncoder(), decoder: JSONDecoder())
+    }
+
+    /// Encodes values as JSON with the given encoder and decoder.
+    ///
+    /// ```swift
+    /// let encoder = JSONEncoder()
+    /// encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    /// let codec = Codec<Settings, Data>.json(encoder: encoder, decoder: JSONDecoder())
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - encoder: Encodes values; configure it before passing it and do not change it after.
+    ///   - decoder: Decodes values; configure it before passing it and do not change it after.
+    /// - Returns: A JSON codec.
+    public static func json(encoder: JSONEncoder, decoder: JSONDecoder) -> Self {
+        Self(
+            to: { value in
+                do {
+                    return try encoder.encode(value)
+                } catch {
+                    throw ValueStoreError(encoding: error, as: "JSON")
+                }
+            },
+            from: { data in
+                do {
+                    try Data.requireContent(data, format: "JSON")
+                    return try decoder.decode(Input.self, from: data)
+                } catch {
+                    throw ValueStoreError(decoding: error, as: "JSON")
+                }
+            }
+        )
+    }
+}

@@ -1,0 +1,46 @@
+public import Foundation
+
+extension Codec where Input: Codable & Sendable, Output == Data {
+    /// Encodes values as binary property lists.
+    ///
+    /// ```swift
+    /// let settings = ValueStore<Void, Data>.inMemory().coded(Codec<Settings, Data>.propertyList)
+    /// ```
+    ///
+    /// Empty or malformed input fails with ``ValueStoreError/Code/corrupted``; a well-formed
+    /// property list of the wrong shape fails with ``ValueStoreError/Code/decodingFailed``.
+    public static var propertyList: Self {
+        propertyList(format: .binary)
+    }
+
+    /// Encodes values as property lists in the given format.
+    ///
+    /// ```swift
+    /// let readable = Codec<Settings, Data>.propertyList(format: .xml)
+    /// ```
+    ///
+    /// - Parameter format: `.binary` (compact and fast) or `.xml` (readable in a text editor).
+    ///   Decoding accepts either.
+    /// - Returns: A property-list codec.
+    public static func propertyList(format: PropertyListSerialization.PropertyListFormat) -> Self {
+        Self(
+            to: { value in
+                let encoder = PropertyListEncoder()
+                encoder.outputFormat = format
+                do {
+                    return try encoder.encode(value)
+                } catch {
+                    throw ValueStoreError(encoding: error, as: "property list")
+                }
+            },
+            from: { data in
+                do {
+                    try Data.requireContent(data, format: "property list")
+                    return try PropertyListDecoder().decode(Input.self, from: data)
+                } catch {
+                    throw ValueStoreError(decoding: error, as: "property list")
+                }
+            }
+        )
+    }
+}

@@ -1,0 +1,133 @@
+extension ValueStore where Environment == Void, Value: Sendable {
+    /// The same store with its value cached in memory, so repeated loads skip the backend.
+    ///
+    /// ```swift
+    /// let settings = ValueStore<Void, Settings>.jsonFile(url).cached()
+    /// let first = try await settings.load()    // reads the file
+    /// let second = try await settings.load()   // served from memory
+    /// ```
+    ///
+    /// - A hit performs no base load. Concurrent loads of a cold cache share one base load.
+    /// - The cache changes only after the base save succeeds; `remove` empties it. A failed save
+    ///   empties it, so the next load reads what the base really holds.
+    /// - Overlapping saves, and loads that overlap a save, are never cached: the next load reads
+    ///   the base store, so cache and base always agree.
+    /// - `update` goes through the base store's transaction and stays atomic.
+    ///
+    /// > Important: The cache trusts that this process writes the value only through this
+    /// > store. Changes made by other processes, or by other stores over the same file, are not
+    /// > seen until this store saves or removes. Only ``ValueStoreError/notFound`` is treated as
+    /// > a miss; errors are never cached.
+    ///
+    /// - Returns: A store that serves repeated loads from memory.
+    public func cached() -> Self {
+        let cache = MemoryCache<Value>()
+        return Self(
+            label: label,
+            transaction: transaction.map { transaction in
+                Transaction { environment, body in
+                    try await cache.mutate {
+                        try await transaction.run(environment, body)
+                    }
+                }
+            },
+            returnsSavedValue: returnsSavedValue,
+            load: { _ in
+                try await cache.load { try await self.load(()) }
+            },
+            save: { value, _ in
+                // A successful save always returns a value; `nil` only marks "nothing stored".
+                try await cache.mutate { try await self.save(value, ()) }!
+            },
+            remove: { _ in
+                _ = try await cache.mutate {
+                    try await self.remove(())
+                    return nil
+                }
+            }
+        )
+    }
+}
+
+extension ValueStore where Environment: Sendable, Value: Sendable {
+    /// The same store, cached by a faster store such as ``inMemory(_:)`` or a file in a caches
+    /// directory.
+    ///
+    /// ```swift
+    /// let profile = remoteProfile.cached(by: .inMemory())
+    /// ```
+    ///
+    /// - `load` tries `cache` first; on a miss, or any cache failure, it loads this store and
+    ///   writes the value into `cache`.
+    /// - `save`, `remove` and `update` write this store first, then `cache`.
+    /// - A failing cache never fails a load or a save: this store is the truth. After a failed
+    ///   cache write, loads skip the cache until a later write to it succeeds.
+    ///
+    /// > Important: Errors from this store propagate; only a cache hit skips it.
+    ///
+    /// - Parameter cache: A faster store that holds a copy of the value.
+    /// - Returns: A store that serves loads from `cache` when it can.
+    public func cached(by cache: Self) -> Self {
+        let guardian = CacheGuard()
+        return Self(
+            label: label,
+            transaction: transaction.map { transaction in
+                Transaction { environment, body in
+                    try await guardian.lock.withLock {
+                        let stored = try await transaction.run(environment, body)
+                        await guardian.write {
+                            if let stored {
+                                _ = try await cache.save(stored, environment)
+                            } else {
+                                try await cache.remove(environment)
+                            }
+                        } orRemove: {
+                            try await cache.remove(environment)
+                        }
+                        return stored
+                    }
+                }
+            },
+            returnsSavedValue: returnsSavedValue,
+            load: { environment in
+                if guardian.isTrusted {
+                    do {
+                        return try await cache.load(environment)
+                    } catch {
+                        // A miss or a failing cache: the base store answers.
+                    }
+                }
+                return try await guardian.lock.withLock {
+                    let value = try await self.load(environment)
+                    await guardian.write {
+                        _ = try await cache.save(value, environment)
+                    } orRemove: {
+                        try await cache.remove(environment)
+                    }
+                    return value
+                }
+            },
+            save: { value, environment in
+                try await guardian.lock.withLock {
+                    let stored = try await self.save(value, environment)
+                    await guardian.write {
+                        _ = try await cache.save(stored, environment)
+                    } orRemove: {
+                        try await cache.remove(environment)
+                    }
+                    return stored
+                }
+            },
+            remove: { environment in
+                try await guardian.lock.withLock {
+                    try await self.remove(environment)
+                    await guardian.write {
+                        try await cache.remove(environment)
+                    } orRemove: {
+                        try await cache.remove(environment)
+                    }
+                }
+            }
+        )
+    }
+}

@@ -1,0 +1,69 @@
+extension ValueStore {
+    /// Saves this store's value into `target`; this store keeps it.
+    ///
+    /// ```swift
+    /// try await settings.copy(to: backup, environment: account)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - target: The store to save into.
+    ///   - environment: The environment both stores need.
+    /// - Returns: The value as `target` stored it.
+    /// - Throws: ``ValueStoreError/notFound`` when this store holds nothing (then `target` is
+    ///   untouched), or either store's failure.
+    @discardableResult
+    public func copy(to target: Self, environment: Environment) async throws -> Value {
+        try await target.save(load(environment), environment)
+    }
+
+    /// Moves this store's value into `target`, removing it here only after `target` saved it.
+    ///
+    /// ```swift
+    /// try await legacyToken.move(to: token, environment: account)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - target: The store to move the value into.
+    ///   - environment: The environment both stores need.
+    /// - Returns: The value as `target` stored it.
+    /// - Throws: ``ValueStoreError/notFound`` when this store holds nothing, or either store's
+    ///   failure. If `target` fails to save, this store still holds the value.
+    @discardableResult
+    public func move(to target: Self, environment: Environment) async throws -> Value {
+        let stored = try await copy(to: target, environment: environment)
+        try await remove(environment)
+        return stored
+    }
+}
+
+extension ValueStore where Environment == Void {
+    /// Saves this store's value into `target`; this store keeps it.
+    ///
+    /// ```swift
+    /// try await settings.copy(to: backup)
+    /// ```
+    ///
+    /// - Parameter target: The store to save into.
+    /// - Returns: The value as `target` stored it.
+    /// - Throws: ``ValueStoreError/notFound`` when this store holds nothing (then `target` is
+    ///   untouched), or either store's failure.
+    @discardableResult
+    public func copy(to target: Self) async throws -> Value {
+        try await copy(to: target, environment: ())
+    }
+
+    /// Moves this store's value into `target`, removing it here only after `target` saved it.
+    ///
+    /// ```swift
+    /// try await legacyToken.move(to: token)
+    /// ```
+    ///
+    /// - Parameter target: The store to move the value into.
+    /// - Returns: The value as `target` stored it.
+    /// - Throws: ``ValueStoreError/notFound`` when this store holds nothing, or either store's
+    ///   failure. If `target` fails to save, this store still holds the value.
+    @discardableResult
+    public func move(to target: Self) async throws -> Value {
+        try await move(to: target, environment: ())
+    }
+}

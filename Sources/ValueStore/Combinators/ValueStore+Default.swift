@@ -1,0 +1,71 @@
+extension ValueStore where Value: Sendable {
+    /// The same store, loading `defaultValue` where nothing is stored.
+    ///
+    /// ```swift
+    /// let launches = ValueStore<Void, Int>.inMemory().default(0)
+    /// try await launches.update { $0 += 1 }   // 1, atomically, from nothing
+    /// ```
+    ///
+    /// Saves and removes go to the base store; after a remove, loads return `defaultValue`
+    /// again. The default is not saved until you save.
+    ///
+    /// > Important: Only ``ValueStoreError/notFound`` becomes the default. Corrupt, undecodable
+    /// > or unreadable data still throws, so a default never hides damaged data.
+    ///
+    /// - Parameter defaultValue: The value loaded where nothing is stored.
+    /// - Returns: A store that never reports absence; `update` through it stays atomic.
+    public func `default`(_ defaultValue: Value) -> Self {
+        Self(
+            label: label,
+            transaction: transaction?.defaulting(to: defaultValue),
+            returnsSavedValue: returnsSavedValue,
+            load: { environment in
+                do {
+                    return try await self.load(environment)
+                } catch ValueStoreError.notFound {
+                    return defaultValue
+                }
+            },
+            save: { value, environment in try await self.save(value, environment) },
+            remove: { environment in try await self.remove(environment) }
+        )
+    }
+}
+
+extension ValueStore {
+    /// Loads the value, or `defaultValue` where nothing is stored.
+    ///
+    /// ```swift
+    /// let name = try await profiles.load(default: "Guest", environment: session)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - defaultValue: The value returned where nothing is stored.
+    ///   - environment: The environment the store needs.
+    /// - Returns: The stored value, or `defaultValue`.
+    /// - Throws: Every error but ``ValueStoreError/notFound``: a default never hides corrupt
+    ///   or unreadable data.
+    public func load(default defaultValue: Value, environment: Environment) async throws -> Value {
+        do {
+            return try await load(environment)
+        } catch ValueStoreError.notFound {
+            return defaultValue
+        }
+    }
+}
+
+extension ValueStore where Environment == Void {
+    /// Loads the value, or `defaultValue` where nothing is stored.
+    ///
+    /// ```swift
+    /// let theme = try await persistence.theme.load(default: .system)
+    /// ```
+    ///
+    /// - Parameter defaultValue: The value returned where nothing is stored.
+    /// - Returns: The stored value, or `defaultValue`.
+    /// - Throws: Every error but ``ValueStoreError/notFound``: a default never hides corrupt
+    ///   or unreadable data.
+    public func load(default defaultValue: Value) async throws -> Value {
+        try await load(default: defaultValue, environment: ())
+    }
+}

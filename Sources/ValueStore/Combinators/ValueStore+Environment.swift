@@ -1,0 +1,67 @@
+extension ValueStore where Environment: Sendable {
+    /// The same store with its environment supplied once, so callers need none.
+    ///
+    /// ```swift
+    /// let profile: ValueStore<Void, Profile> = remoteProfile.provide(session)
+    /// let current = try await profile.load()
+    /// ```
+    ///
+    /// - Parameter environment: The environment every operation receives.
+    /// - Returns: A store with a `Void` environment; `update` through it stays atomic.
+    public func provide(_ environment: Environment) -> ValueStore<Void, Value> {
+        pullback { (_: Void) in environment }
+    }
+}
+
+extension ValueStore {
+    /// The same store, reading its environment from a wider one.
+    ///
+    /// ```swift
+    /// let profile: ValueStore<AppEnvironment, Profile> = remoteProfile.pullback { $0.session }
+    /// ```
+    ///
+    /// - Parameter transform: Extracts this store's environment from the wider one.
+    /// - Returns: A store over the wider environment; `update` through it stays atomic.
+    public func pullback<NewEnvironment>(
+        _ transform: @escaping @Sendable (_ environment: NewEnvironment) -> Environment
+    ) -> ValueStore<NewEnvironment, Value> {
+        ValueStore<NewEnvironment, Value>(
+            label: label,
+            transaction: transaction?.pullback(transform),
+            returnsSavedValue: returnsSavedValue,
+            load: { environment in try await load(transform(environment)) },
+            save: { value, environment in try await save(value, transform(environment)) },
+            remove: { environment in try await remove(transform(environment)) }
+        )
+    }
+
+    /// The same store, reading its environment from a wider one through a key path.
+    ///
+    /// ```swift
+    /// let profile: ValueStore<AppEnvironment, Profile> = remoteProfile.pullback(\.session)
+    /// ```
+    ///
+    /// - Parameter keyPath: Where this store's environment sits in the wider one.
+    /// - Returns: A store over the wider environment; `update` through it stays atomic.
+    public func pullback<NewEnvironment>(
+        _ keyPath: any KeyPath<NewEnvironment, Environment> & Sendable
+    ) -> ValueStore<NewEnvironment, Value> {
+        pullback { $0[keyPath: keyPath] }
+    }
+}
+
+extension ValueStore where Environment == Void {
+    /// The same store, accepting and ignoring any environment, so it fits where one is expected.
+    ///
+    /// ```swift
+    /// let cache: ValueStore<Session, Profile> = ValueStore<Void, Profile>.inMemory().require(Session.self)
+    /// ```
+    ///
+    /// - Parameter type: The environment type to accept.
+    /// - Returns: A store over `type` that behaves exactly like this one.
+    public func require<NewEnvironment>(
+        _ type: NewEnvironment.Type = NewEnvironment.self
+    ) -> ValueStore<NewEnvironment, Value> {
+        pullback { (_: NewEnvironment) in () }
+    }
+}

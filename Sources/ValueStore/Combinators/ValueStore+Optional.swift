@@ -1,0 +1,36 @@
+extension ValueStore {
+    /// The same store as an optional value: absence loads as `nil`, and saving `nil` removes.
+    ///
+    /// ```swift
+    /// let token: ValueStore<Void, String?> = tokenStore.optional()
+    /// if let token = try await token.load() { … }
+    /// try await token.save(nil)   // removes
+    /// ```
+    ///
+    /// > Important: Only ``ValueStoreError/notFound`` becomes `nil`; every other error throws.
+    ///
+    /// - Returns: A store of `Value?` that never reports absence; `update` through it stays
+    ///   atomic, and an update that sets `nil` removes.
+    public func optional() -> ValueStore<Environment, Value?> {
+        ValueStore<Environment, Value?>(
+            label: label,
+            transaction: transaction?.optional(),
+            returnsSavedValue: returnsSavedValue,
+            load: { environment in
+                do {
+                    return try await self.load(environment)
+                } catch ValueStoreError.notFound {
+                    return nil
+                }
+            },
+            save: { value, environment in
+                guard let value else {
+                    try await self.remove(environment)
+                    return nil
+                }
+                return try await self.save(value, environment)
+            },
+            remove: { environment in try await self.remove(environment) }
+        )
+    }
+}

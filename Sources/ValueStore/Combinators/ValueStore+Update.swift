@@ -1,0 +1,104 @@
+extension ValueStore where Environment: Sendable {
+    /// Atomically loads the value, transforms it and saves the result.
+    ///
+    /// ```swift
+    /// let total = try await counters.update(environment: account) { $0 += 1 }
+    /// ```
+    ///
+    /// On the library's backends the whole read-modify-write is atomic: the in-memory store
+    /// holds its lock, and file stores hold a per-path lock and an advisory file lock shared with
+    /// other processes. The combinators that pass values through (`map`, `coded`, `default`,
+    /// `optional`, `mapError`, `pullback`, `provide`, `replacing`, `cached`) keep it atomic.
+    /// A store built with ``init(load:save:remove:)`` updates by load, transform, save, which is
+    /// not atomic.
+    ///
+    /// `transform` runs on the caller's executor and may capture the caller's state; keep it
+    /// short, since it runs while the store is locked.
+    ///
+    /// - Parameters:
+    ///   - environment: The environment the store needs.
+    ///   - transform: Changes the value in place. If it throws, nothing is saved and its error
+    ///     propagates unchanged.
+    /// - Returns: The value as stored after the update.
+    /// - Throws: ``ValueStoreError/notFound`` when nothing is stored (use ``default(_:)`` to
+    ///   start from a value), the store's failure, or `transform`'s error.
+    @discardableResult
+    nonisolated(nonsending) public func update(
+        environment: Environment,
+        _ transform: (_ value: inout Value) throws -> Void
+    ) async throws -> Value {
+        guard let transaction else {
+            var value = try await load(environment)
+            try transform(&value)
+            return try await save(value, environment)
+        }
+        let label = label
+        let stored = try await transaction.run(environment) { state in
+            guard var value = state else {
+                throw ValueStoreError(.notFound, store: label)
+            }
+            try transform(&value)
+            state = value
+        }
+        guard let stored else {
+            throw ValueStoreError(.notFound, store: label)
+        }
+        return stored
+    }
+}
+
+extension ValueStore {
+    /// Saves `value`, or removes the stored value when `value` is `nil`.
+    ///
+    /// ```swift
+    /// try await tokens.set(nil, environment: account)   // removes
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: The value to save, or `nil` to remove.
+    ///   - environment: The environment the store needs.
+    /// - Returns: The value as stored, or `nil` after a remove.
+    @discardableResult
+    public func set(_ value: Value?, environment: Environment) async throws -> Value? {
+        guard let value else {
+            try await remove(environment)
+            return nil
+        }
+        return try await save(value, environment)
+    }
+}
+
+extension ValueStore where Environment == Void {
+    /// Atomically loads the value, transforms it and saves the result.
+    ///
+    /// ```swift
+    /// let launches = try await persistence.launchCount.update { $0 += 1 }
+    /// ```
+    ///
+    /// See ``update(environment:_:)`` for the atomicity guarantees.
+    ///
+    /// - Parameter transform: Changes the value in place. If it throws, nothing is saved and its
+    ///   error propagates unchanged.
+    /// - Returns: The value as stored after the update.
+    /// - Throws: ``ValueStoreError/notFound`` when nothing is stored (use ``default(_:)`` to
+    ///   start from a value), the store's failure, or `transform`'s error.
+    @discardableResult
+    nonisolated(nonsending) public func update(
+        _ transform: (_ value: inout Value) throws -> Void
+    ) async throws -> Value {
+        try await update(environment: (), transform)
+    }
+
+    /// Saves `value`, or removes the stored value when `value` is `nil`.
+    ///
+    /// ```swift
+    /// try await persistence.token.set(nil)   // removes
+    /// ```
+    ///
+    /// - Parameter value: The value to save, or `nil` to remove.
+    /// - Returns: The value as stored, or `nil` after a remove.
+    @discardableResult
+    public func set(_ value: Value?) async throws -> Value? {
+        try await set(value, environment: ())
+    }
+}

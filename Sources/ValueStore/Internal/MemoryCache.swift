@@ -1,0 +1,107 @@
+/// The state behind ``ValueStore/cached()``: one cached value, one shared load, and a
+/// generation count that keeps a stale load or an overlapping save out of the cache.
+///
+/// - A hit returns the cached value without touching the base store.
+/// - Concurrent loads of a cold cache share one base load.
+/// - A mutation (save, remove, update) empties the cache when it starts and fills it when it
+///   succeeds, unless another mutation overlapped it; then the cache stays empty and the next
+///   load reads the base. A load that overlapped a mutation is never cached.
+final class MemoryCache<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value?
+        var generation: UInt64 = 0
+        var mutationsInFlight = 0
+        var sharedLoad: SharedLoad?
+        var nextLoadID: UInt64 = 0
+    }
+
+    private struct SharedLoad {
+        let id: UInt64
+        let task: Task<Value, any Error>
+    }
+
+    private enum LoadStep {
+        case hit(Value)
+        case wait(Task<Value, any Error>)
+    }
+
+    private let state = Locked(State())
+
+    /// Returns the cached value, or joins or starts the one shared load of the base store.
+    func load(from base: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let step: LoadStep = state.withLock { state in
+            if let value = state.value {
+                return .hit(value)
+            }
+            if let shared = state.sharedLoad {
+                return .wait(shared.task)
+            }
+            let id = state.nextLoadID
+            let generation = state.generation
+            state.nextLoadID += 1
+            let task = Task {
+                do {
+                    let value = try await base()
+                    self.finishLoad(id: id, generation: generation, loaded: value)
+                    return value
+                } catch {
+                    self.finishLoad(id: id, generation: generation, loaded: nil)
+                    throw error
+                }
+            }
+            state.sharedLoad = SharedLoad(id: id, task: task)
+            return .wait(task)
+        }
+        switch step {
+        case .hit(let value):
+            return value
+        case .wait(let task):
+            return try await task.value
+        }
+    }
+
+    private func finishLoad(id: UInt64, generation: UInt64, loaded: Value?) {
+        state.withLock { state in
+            if state.sharedLoad?.id == id {
+                state.sharedLoad = nil
+            }
+            if let value = loaded,
+               state.generation == generation,
+               state.mutationsInFlight == 0 {
+                state.value = value
+            }
+        }
+    }
+
+    /// Runs a mutation of the base store and caches what it stored (`nil`: nothing).
+    nonisolated(nonsending) func mutate(
+        _ operation: nonisolated(nonsending) () async throws -> Value?
+    ) async throws -> Value? {
+        let generation = state.withLock { state in
+            state.generation += 1
+            state.mutationsInFlight += 1
+            state.value = nil
+            state.sharedLoad = nil
+            return state.generation
+        }
+        let result: Result<Value?, any Error>
+        do {
+            let stored = try await operation()
+            result = .success(stored)
+        } catch {
+            result = .failure(error)
+        }
+        state.withLock { state in
+            state.mutationsInFlight -= 1
+            if case .success(let stored) = result,
+               state.mutationsInFlight == 0,
+               state.generation == generation {
+                state.value = stored
+            }
+            // Loads that started during the mutation may have read the old value.
+            state.generation += 1
+            state.sharedLoad = nil
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+extension ValueStoreError {
+    /// Classifies a decoder's error: malformed input is corrupt data, a well-formed value of the
+    /// wrong shape failed to decode. A ``ValueStoreError`` passes through.
+    init(decoding error: any Error, as format: String?) {
+        if let error = error as? ValueStoreError {
+            self = error
+            return
+        }
+        guard let error = error as? DecodingError else {
+            self.init(.decodingFailed, reason: "the \(format ?? "codec") decoder failed", underlyingError: error)
+            return
+        }
+        switch error {
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            self.init(
+                .corrupted,
+                reason: "the data is not valid \(format ?? "input"): \(context.debugDescription)",
+                underlyingError: context.underlyingError ?? error
+            )
+        case .dataCorrupted(let context):
+            self.init(
+                .decodingFailed,
+                reason: "invalid value at \(context.codingPath.readable): \(context.debugDescription)",
+                underlyingError: error
+            )
+        case .typeMismatch(let type, let context):
+            self.init(
+                .decodingFailed,
+                reason: "expected \(type) at \(context.codingPath.readable): \(context.debugDescription)",
+                underlyingError: error
+            )
+        case .valueNotFound(let type, let context):
+            self.init(
+                .decodingFailed,
+                reason: "missing \(type) at \(context.codingPath.readable)",
+                underlyingError: error
+            )
+        case .keyNotFound(let key, let context):
+            self.init(
+                .decodingFailed,
+                reason: "missing key '\(key.stringValue)' at \(context.codingPath.readable)",
+                underlyingError: error
+            )
+        @unknown default:
+            self.init(.decodingFailed, reason: "the \(format ?? "codec") decoder failed", underlyingError: error)
+        }
+    }
+
+    /// Classifies an encoder's error. A ``ValueStoreError`` passes through.
+    init(encoding error: any Error, as format: String?) {
+        if let error = error as? ValueStoreError {
+            self = error
+            return
+        }
+        if case .invalidValue(let value, let context) = error as? EncodingError {
+            self.init(
+                .encodingFailed,
+                reason: "\(type(of: value)) at \(context.codingPath.readable) cannot be encoded as \(format ?? "the stored type"): "
+                    + context.debugDescription,
+                underlyingError: error
+            )
+            return
+        }
+        self.init(.encodingFailed, reason: "the \(format ?? "codec") encoder failed", underlyingError: error)
+    }
+}
+
+extension Data {
+    /// Throws ``ValueStoreError/Code/corrupted`` for empty data, which no format accepts.
+    static func requireContent(_ data: Data, format: String) throws {
+        if data.isEmpty {
+            throw ValueStoreError(.corrupted, reason: "the data is empty (0 bytes), not \(format)")
+        }
+    }
+}
+
+extension [any CodingKey] {
+    /// A coding path as a reader would write it: `settings.recent[2].name`.
+    var readable: String {
+        guard !isEmpty else { return "the top level" }
+        var path = ""
+        for key in self {
+            if let index = key.intValue {
+                path += "[\(index)]"
+            } else {
+                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return path
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import ValueStore
+
+@Suite struct ValueStoreErrorTests {
+    @Test func descriptionReadsAsASentence() {
+        let error = ValueStoreError(
+            .corrupted,
+            store: "file '/tmp/settings.json'",
+            reason: "the file is empty (0 bytes)"
+        )
+        #expect(
+            error.description
+                == "The stored data is corrupted in file '/tmp/settings.json': the file is empty (0 bytes)."
+        )
+    }
+
+    @Test func descriptionIncludesTheUnderlyingError() {
+        let error = ValueStoreError(.io, reason: "rename failed", underlyingError: Boom(id: 3))
+        #expect(error.description == "An I/O operation failed: rename failed. Underlying error: Boom(id: 3)")
+    }
+
+    @Test func absenceHasAShortDescription() {
+        #expect(ValueStoreError.notFound.description == "No value is stored.")
+    }
+
+    @Test func customCodesPrintTheirName() {
+        let error = ValueStoreError(.init("offline"))
+        #expect(error.description == "The store failed (offline).")
+    }
+
+    @Test func catchMatchesByCode() {
+        func classify(_ error: any Error) -> String {
+            do {
+                throw error
+            } catch ValueStoreError.notFound {
+                return "absent"
+            } catch let error as ValueStoreError where error.code == .corrupted {
+                return "corrupt"
+            } catch {
+                return "other"
+            }
+        }
+        #expect(classify(ValueStoreError(.notFound, store: "file 'a'")) == "absent")
+        #expect(classify(ValueStoreError(.corrupted, store: "file 'a'")) == "corrupt")
+        #expect(classify(Boom()) == "other")
+    }
+
+    @Test func equalityComparesCodesOnly() {
+        #expect(ValueStoreError(.notFound, store: "a") == ValueStoreError.notFound)
+        #expect(ValueStoreError(.io) != ValueStoreError(.corrupted))
+    }
+}
