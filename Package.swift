@@ -27,9 +27,12 @@ let package = Package(
         .target(name: "ValueStore", swiftSettings: strictness),
         .target(name: "ValueStoreTesting", dependencies: ["ValueStore"], swiftSettings: strictness),
         .executableTarget(name: "ValueStoreDemo", dependencies: ["ValueStore"], swiftSettings: strictness),
+        // Writes and updates files from separate processes for the crash and multi-process tests;
+        // the test target depends on it so `swift test` builds it.
+        .executableTarget(name: "ValueStoreTestHelper", dependencies: ["ValueStore"], swiftSettings: strictness),
         .testTarget(
             name: "ValueStoreTests",
-            dependencies: ["ValueStore", "ValueStoreTesting"],
+            dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestHelper"],
             swiftSettings: strictness
         ),
     ],

@@ -1,0 +1,30 @@
+// swift-tools-version: 6.1
+// The benchmarks live in their own package so the library's manifest stays dependency-free.
+
+import Foundation
+import PackageDescription
+
+/// A path dependency is identified by its folder's name, which depends on where the repository
+/// was cloned; read it rather than assume it.
+let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "ValueStoreBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CoreBenchmarks",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/CoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

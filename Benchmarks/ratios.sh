@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the benchmarks and prints each one's median beside the floor it is judged against,
+# measured in the same run, with the ratio and the target.
+#
+# Usage: Benchmarks/ratios.sh [--target REGEX] [--filter REGEX]
+set -euo pipefail
+cd "$(dirname "$0")"
+
+output=$(swift package --disable-sandbox benchmark --no-progress --time-units nanoseconds "$@" 2>/dev/null)
+
+# benchmark | floor | target ratio
+pairs='inMemory: load|Floor: locked read through an async call|1.5
+inMemory: save|Floor: locked write through an async call|1.5
+Five combinators: load|inMemory: load|2.0
+cached(): hit|inMemory: load|1.5'
+
+# Medians (p50) by benchmark name, read from the text tables: a name line, then its table.
+medians=$(printf '%s\n' "$output" | awk '
+    /^[^│╒╞╘═ ]/ { name = $0 }
+    /^│ Time \(wall clock\)/ { split($0, cells, "│"); gsub(/ /, "", cells[5]); print name "|" cells[5] }
+')
+
+printf '%-42s %12s %12s %7s %7s\n' "benchmark (median ns)" "value" "floor" "ratio" "target"
+status=0
+while IFS='|' read -r bench floor target; do
+    value=$(printf '%s\n' "$medians" | awk -F'|' -v n="$bench" '$1 == n { print $2 }')
+    base=$(printf '%s\n' "$medians" | awk -F'|' -v n="$floor" '$1 == n { print $2 }')
+    [[ -z $value || -z $base ]] && continue
+    ratio=$(awk -v a="$value" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
+    verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t) ? "ok" : "OVER" }')
+    [[ $verdict == OVER ]] && status=1
+    printf '%-42s %12s %12s %7s %7s %s\n' "$bench" "$value" "$base" "$ratio" "<= $target" "$verdict"
+done <<< "$pairs"
+exit $status

@@ -1,0 +1,71 @@
+public import Foundation
+
+extension ValueStore where Environment == Void, Value == Data {
+    /// A store that keeps raw bytes in a file, saved atomically and durably.
+    ///
+    /// ```swift
+    /// let avatar = ValueStore<Void, Data>.file(directory.appending(path: "avatar.png"))
+    /// try await avatar.save(pngData)
+    /// ```
+    ///
+    /// - **Atomic and durable saves.** A save writes a temporary file in the same directory,
+    ///   syncs it, renames it over the file and syncs the directory. A crash or power loss at any
+    ///   instant leaves the old bytes or the new ones, complete. Missing parent directories are
+    ///   created.
+    /// - **Atomic updates across processes.** `update` holds a per-path lock in this process and
+    ///   an advisory lock on a sidecar `.<name>.lock` file shared with other processes, so
+    ///   concurrent updates from any number of tasks and processes never lose one. Stores
+    ///   created separately for the same path share the locks.
+    /// - **Clear failures.** A missing file loads as ``ValueStoreError/notFound``; every other
+    ///   failure throws ``ValueStoreError/Code/io`` naming the file, the step and the system's
+    ///   reason, and leaves the previous bytes in place.
+    ///
+    /// Loads take no lock and never see a partial write. `remove` deletes the file and syncs the
+    /// directory; removing a missing file succeeds.
+    ///
+    /// - Parameters:
+    ///   - url: The file's location. Saves replace it, so a symlink there is replaced by a file.
+    ///   - options: Durability and permissions; by default durable, `0644`.
+    /// - Returns: A store of the file's bytes.
+    public static func file(_ url: URL, options: FileOptions = .default) -> Self {
+        file(url, options: options, fileSystem: .live)
+    }
+
+    /// A file store over the given file system, for tests that inject faults.
+    static func file(_ url: URL, options: FileOptions, fileSystem: FileSystem) -> Self {
+        let file = DurableFile(url, options: options, fileSystem: fileSystem)
+        let label = file.label
+        return Self(
+            label: label,
+            transaction: Transaction { _, body in
+                try await file.exclusively { _ in
+                    let current = try await file.readConcurrently()
+                    var state = current
+                    try body(&state)
+                    if state != current {
+                        try await file.storeConcurrently(state)
+                    }
+                    return state
+                }
+            },
+            returnsSavedValue: true,
+            load: { _ in
+                guard let data = try file.read() else {
+                    throw ValueStoreError(.notFound, store: label)
+                }
+                return data
+            },
+            save: { data, _ in
+                try await file.exclusively { _ in try file.write(data) }
+                return data
+            },
+            remove: { _ in
+                try await file.exclusively(creatingDirectory: false) { directoryExists in
+                    if directoryExists {
+                        try file.delete()
+                    }
+                }
+            }
+        )
+    }
+}

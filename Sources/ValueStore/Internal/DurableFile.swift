@@ -1,0 +1,348 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
+/// One file, replaced atomically and durably, and locked against writers in this process and
+/// in others.
+///
+/// A save writes a new temporary file next to the target (created exclusively, never through a
+/// symlink), writes every byte, syncs it, renames it over the target and syncs the directory.
+/// A crash at any instant leaves the old file or the new one, complete. Writers hold the
+/// in-process ``PathLocks`` entry and an advisory `flock` on a sidecar `.<name>.lock` file;
+/// readers take no lock, since a rename never exposes a partial file.
+///
+/// Temporary files are named `.<name>.tmp-<random>`; they exist only while a writer holds the
+/// lock, so the first writer of a path in each process deletes any it finds: they were orphaned
+/// by a crash. Loads read only the target's name, so an orphan is never mistaken for data.
+struct DurableFile: Sendable {
+    let path: String
+    let directory: String
+    let name: String
+    let options: FileOptions
+    let fileSystem: FileSystem
+
+    init(_ url: URL, options: FileOptions, fileSystem: FileSystem) {
+        let url = url.standardizedFileURL
+        path = url.path(percentEncoded: false)
+        name = url.lastPathComponent
+        var directory = url.deletingLastPathComponent().path(percentEncoded: false)
+        while directory.count > 1 && directory.hasSuffix("/") {
+            directory.removeLast()
+        }
+        self.directory = directory
+        self.options = options
+        self.fileSystem = fileSystem
+    }
+
+    /// How errors name the store.
+    var label: String { "file '\(path)'" }
+
+    var lockPath: String { sibling(".\(name).lock") }
+
+    var temporaryPrefix: String { ".\(name).tmp-" }
+
+    private var isDurable: Bool { options.durability == .durable }
+
+    private func sibling(_ name: String) -> String {
+        directory == "/" ? "/\(name)" : "\(directory)/\(name)"
+    }
+
+    /// An I/O error naming this file, the step that failed and why.
+    func failure(_ step: String, _ error: any Error) -> ValueStoreError {
+        if let error = error as? ValueStoreError {
+            return error.naming(label)
+        }
+        return ValueStoreError(.io, store: label, reason: "could not \(step): \(error)", underlyingError: error)
+    }
+}
+
+// MARK: - Reading
+
+extension DurableFile {
+    /// The file's bytes, or `nil` when there is no file.
+    func read() throws -> Data? {
+        let descriptor: Int32
+        do {
+            descriptor = try fileSystem.open(path, O_RDONLY | O_CLOEXEC, 0)
+        } catch let error as FileSystemError where error.isNotFound {
+            return nil
+        } catch {
+            throw failure("open the file for reading", error)
+        }
+        defer { closeQuietly(descriptor) }
+        do {
+            var data = Data(count: try fileSystem.size(descriptor))
+            var filled = 0
+            while true {
+                if filled == data.count {
+                    // The file may be longer than its size said, if another tool appends to it.
+                    data.count += max(4096, data.count / 2)
+                }
+                let count = try data.withUnsafeMutableBytes { buffer in
+                    try fileSystem.read(descriptor, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                }
+                if count == 0 { break }
+                filled += count
+            }
+            data.count = filled
+            return data
+        } catch {
+            throw failure("read the file", error)
+        }
+    }
+
+    /// Reads off the caller's executor.
+    @concurrent func readConcurrently() async throws -> Data? {
+        try read()
+    }
+}
+
+// MARK: - Writing (the lock is held)
+
+extension DurableFile {
+    /// Replaces the file with `data`: temporary file, write, sync, rename, sync the directory.
+    func write(_ data: Data) throws {
+        let temporary = sibling(temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16))
+        let descriptor: Int32
+        do {
+            descriptor = try fileSystem.open(
+                temporary,
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                mode_t(options.permissions)
+            )
+        } catch {
+            throw failure("create the temporary file '\(temporary)'", error)
+        }
+        var isOpen = true
+        var step = "write the temporary file"
+        do {
+            try writeAll(data, to: descriptor)
+            if isDurable {
+                step = "sync the temporary file to disk"
+                try fileSystem.synchronize(descriptor)
+            }
+            step = "close the temporary file"
+            isOpen = false
+            try fileSystem.close(descriptor)
+            step = "rename the temporary file over the target"
+            try fileSystem.rename(temporary, path)
+        } catch {
+            if isOpen {
+                closeQuietly(descriptor)
+            }
+            removeQuietly(temporary)
+            throw failure(step, error)
+        }
+        if isDurable {
+            do {
+                try synchronizeDirectory()
+            } catch {
+                throw failure("sync the directory after replacing the file; the new value may not survive a power loss", error)
+            }
+        }
+    }
+
+    /// Removes the file; removing a missing file succeeds.
+    func delete() throws {
+        do {
+            try fileSystem.unlink(path)
+        } catch let error as FileSystemError where error.isNotFound {
+            return
+        } catch {
+            throw failure("remove the file", error)
+        }
+        if isDurable {
+            do {
+                try synchronizeDirectory()
+            } catch {
+                throw failure("sync the directory after removing the file; the removal may not survive a power loss", error)
+            }
+        }
+    }
+
+    /// Writes `data`, or deletes the file for `nil`, off the caller's executor.
+    @concurrent func storeConcurrently(_ data: Data?) async throws {
+        if let data {
+            try write(data)
+        } else {
+            try delete()
+        }
+    }
+
+    /// Moves the file aside to `<name>.corrupt-<time>-<random>` and returns the new path.
+    func moveAside() throws -> String {
+        let stamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
+            .replacingOccurrences(of: ":", with: "")
+        let aside = sibling("\(name).corrupt-\(stamp)-\(String(UInt16.random(in: .min ... .max), radix: 16))")
+        do {
+            try fileSystem.rename(path, aside)
+        } catch let error as FileSystemError where error.isNotFound {
+            throw ValueStoreError(.notFound, store: label, reason: "there is no file to move aside")
+        } catch {
+            throw failure("move the file aside to '\(aside)'", error)
+        }
+        if isDurable {
+            do {
+                try synchronizeDirectory()
+            } catch {
+                throw failure("sync the directory after moving the file aside", error)
+            }
+        }
+        return aside
+    }
+
+    private func writeAll(_ data: Data, to descriptor: Int32) throws {
+        try data.withUnsafeBytes { buffer in
+            var written = 0
+            while written < buffer.count {
+                let count = try fileSystem.write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[written...]))
+                guard count > 0 else {
+                    throw FileSystemError(operation: "write (wrote \(written) of \(buffer.count) bytes)", code: EIO)
+                }
+                written += count
+            }
+        }
+    }
+
+    private func synchronizeDirectory() throws {
+        let descriptor = try fileSystem.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        defer { closeQuietly(descriptor) }
+        try fileSystem.synchronize(descriptor)
+    }
+
+    /// Closes a descriptor whose data is already safe or abandoned, so a failure loses nothing.
+    private func closeQuietly(_ descriptor: Int32) {
+        do {
+            try fileSystem.close(descriptor)
+        } catch {
+            // Nothing to recover: the descriptor was only read, synced already, or abandoned.
+        }
+    }
+
+    /// Removes an abandoned temporary file; a leftover is cleaned up by a later writer.
+    private func removeQuietly(_ path: String) {
+        do {
+            try fileSystem.unlink(path)
+        } catch {
+            // An orphan is never read as data, and the next process to write removes it.
+        }
+    }
+}
+
+// MARK: - Locking
+
+extension DurableFile {
+    /// Runs `body` while holding this path's in-process lock and its advisory file lock.
+    ///
+    /// `body` receives `false` when the directory does not exist and `creatingDirectory` is
+    /// `false`: there is then nothing to lock and nothing stored.
+    nonisolated(nonsending) func exclusively<Result>(
+        creatingDirectory: Bool = true,
+        _ body: nonisolated(nonsending) (_ directoryExists: Bool) async throws -> Result
+    ) async throws -> Result {
+        try await PathLocks.shared.withLock(path) {
+            guard let lock = try await acquireFileLock(creatingDirectory: creatingDirectory) else {
+                return try await body(false)
+            }
+            // Closing the lock file releases the lock; it holds no data to lose.
+            defer { closeQuietly(lock) }
+            removeOrphansOnce()
+            return try await body(true)
+        }
+    }
+
+    /// Opens the sidecar lock file and takes its lock; `nil` when the directory is missing and
+    /// may not be created.
+    @concurrent private func acquireFileLock(creatingDirectory: Bool) async throws -> Int32? {
+        let flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC
+        let mode = mode_t(options.permissions)
+        let descriptor: Int32
+        do {
+            descriptor = try fileSystem.open(lockPath, flags, mode)
+        } catch let error as FileSystemError where error.isNotFound {
+            guard creatingDirectory else { return nil }
+            try createDirectories(directory)
+            do {
+                descriptor = try fileSystem.open(lockPath, flags, mode)
+            } catch {
+                throw failure("open the lock file '\(lockPath)'", error)
+            }
+        } catch {
+            throw failure("open the lock file '\(lockPath)'", error)
+        }
+        do {
+            if try !fileSystem.lock(descriptor, false) {
+                try await waitForLock(descriptor)
+            }
+            return descriptor
+        } catch {
+            closeQuietly(descriptor)
+            throw failure("lock '\(lockPath)'", error)
+        }
+    }
+
+    /// Waits for a lock another process holds, on a thread of its own, so the wait never blocks
+    /// the threads Swift concurrency runs tasks on.
+    private func waitForLock(_ descriptor: Int32) async throws {
+        let fileSystem = fileSystem
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                do {
+                    _ = try fileSystem.lock(descriptor, true)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+    }
+
+    /// Creates `directory` and any missing parents, syncing each parent when durable.
+    private func createDirectories(_ directory: String) throws {
+        do {
+            try fileSystem.makeDirectory(directory, mode_t(options.directoryPermissions))
+        } catch let error as FileSystemError where error.code == EEXIST {
+            return
+        } catch let error as FileSystemError where error.isNotFound && directory.count > 1 {
+            let parent = (directory as NSString).deletingLastPathComponent
+            try createDirectories(parent)
+            try createDirectories(directory)
+            return
+        } catch {
+            throw failure("create the directory '\(directory)'", error)
+        }
+        if isDurable {
+            let parent = (directory as NSString).deletingLastPathComponent
+            do {
+                let descriptor = try fileSystem.open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+                defer { closeQuietly(descriptor) }
+                try fileSystem.synchronize(descriptor)
+            } catch {
+                throw failure("sync the directory '\(parent)'", error)
+            }
+        }
+    }
+
+    /// Deletes temporary files orphaned by a crash, once per path and process. Every writer
+    /// holds the lock while its temporary file exists, and this one holds it now, so any
+    /// temporary file present is an orphan.
+    private func removeOrphansOnce() {
+        guard PathLocks.shared.claimCleanup(of: path) else { return }
+        do {
+            for entry in try fileSystem.contentsOfDirectory(directory) where entry.hasPrefix(temporaryPrefix) {
+                removeQuietly(sibling(entry))
+            }
+        } catch {
+            // Orphans are harmless; try again on the next save.
+            PathLocks.shared.releaseCleanup(of: path)
+        }
+    }
+}
