@@ -10,8 +10,11 @@ output=$(swift package --disable-sandbox benchmark --no-progress --time-units na
 
 # benchmark | floor | target ratio
 pairs='inMemory: load|Floor: locked read through an async call|1.5
+inMemory: load through the closure|Floor: locked read through an async call|1.5
+inMemory: load through the closure|Floor: locked read through an async closure|1.5
 inMemory: save|Floor: locked write through an async call|1.5
 Five combinators: load|inMemory: load|2.0
+Five combinators: load through the closure|inMemory: load through the closure|2.0
 cached(): hit|inMemory: load|1.5'
 
 # Medians (p50) by benchmark name, read from the text tables: a name line, then its table.

@@ -23,36 +23,48 @@
 public struct ValueStore<Environment, Value>: Sendable {
     /// Loads the value, or throws ``ValueStoreError/notFound`` when none is stored.
     public var load: @Sendable (_ environment: Environment) async throws -> Value {
-        didSet { transaction = nil }
+        didSet {
+            transaction = nil
+            immediate.load = nil
+        }
     }
 
     /// Saves the value and returns it as it was stored.
     public var save: @Sendable (_ value: Value, _ environment: Environment) async throws -> Value {
         didSet {
             transaction = nil
+            immediate.save = nil
             returnsSavedValue = false
         }
     }
 
     /// Removes the value; removing an absent value succeeds.
     public var remove: @Sendable (_ environment: Environment) async throws -> Void {
-        didSet { transaction = nil }
+        didSet {
+            transaction = nil
+            immediate.remove = nil
+        }
     }
 
     /// The backend's exclusive read-modify-write, when it has one; `update` uses it to be atomic.
     ///
     /// Replacing any of the public closures drops it, so `update` never bypasses a closure the
     /// user installed.
-    var transaction: Transaction<Environment, Value>?
+    @usableFromInline var transaction: Transaction<Environment, Value>?
 
     /// What the store is, for error messages: "file '/path/settings.json'".
-    var label: String?
+    @usableFromInline var label: String?
+
+    /// Synchronous forms of the operations, when the backend never blocks; see ``Immediate``.
+    ///
+    /// Replacing a public closure drops its synchronous form.
+    @usableFromInline var immediate = Immediate<Environment, Value>.none
 
     /// Whether `save` returns exactly the value it was given, as the library's backends do.
     ///
     /// Conversions (`map`, `coded`) then return the value the caller saved instead of converting
     /// the stored form back, which would decode every saved value a second time.
-    var returnsSavedValue = false
+    @usableFromInline var returnsSavedValue = false
 
     /// Creates a store from its three operations.
     ///
@@ -72,6 +84,7 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// > Important: A store built this way updates by loading, transforming and saving, which is
     /// > not atomic. The library's backends (``inMemory(_:)`` and the file stores) provide atomic
     /// > updates, and the pass-through combinators keep them atomic.
+    @inlinable
     public init(
         load: @escaping @Sendable (_ environment: Environment) async throws -> Value,
         save: @escaping @Sendable (_ value: Value, _ environment: Environment) async throws -> Value,
@@ -83,9 +96,11 @@ public struct ValueStore<Environment, Value>: Sendable {
     }
 
     /// Creates a store that keeps a backend's transaction and description.
+    @inlinable
     init(
         label: String?,
         transaction: Transaction<Environment, Value>?,
+        immediate: Immediate<Environment, Value>,
         returnsSavedValue: Bool,
         load: @escaping @Sendable (_ environment: Environment) async throws -> Value,
         save: @escaping @Sendable (_ value: Value, _ environment: Environment) async throws -> Value,
@@ -95,6 +110,7 @@ public struct ValueStore<Environment, Value>: Sendable {
         self.save = save
         self.remove = remove
         self.transaction = transaction
+        self.immediate = immediate
         self.label = label
         self.returnsSavedValue = returnsSavedValue
     }
@@ -115,6 +131,7 @@ extension ValueStore where Environment == Void {
     ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
     ///   - save: Stores a value and returns it as stored.
     ///   - remove: Removes the value; succeeds when there is none.
+    @inlinable
     public init(
         load: @escaping @Sendable () async throws -> Value,
         save: @escaping @Sendable (_ value: Value) async throws -> Value,
@@ -135,8 +152,12 @@ extension ValueStore where Environment == Void {
     ///
     /// - Returns: The stored value.
     /// - Throws: ``ValueStoreError/notFound`` when no value is stored, or the store's failure.
+    @inlinable
     public func load() async throws -> Value {
-        try await load(())
+        if let load = immediate.load, let value = try load(()) {
+            return value
+        }
+        return try await load(())
     }
 
     /// Saves a value.
@@ -149,8 +170,12 @@ extension ValueStore where Environment == Void {
     /// - Returns: The value as it was stored.
     /// - Throws: The store's failure; the previous value is then still stored.
     @discardableResult
+    @inlinable
     public func save(_ value: Value) async throws -> Value {
-        try await save(value, ())
+        if let save = immediate.save, let stored = try save(value, ()) {
+            return stored
+        }
+        return try await save(value, ())
     }
 
     /// Removes the value. Removing an absent value succeeds.
@@ -160,7 +185,11 @@ extension ValueStore where Environment == Void {
     /// ```
     ///
     /// - Throws: The store's failure.
+    @inlinable
     public func remove() async throws {
+        if let remove = immediate.remove, try remove(()) {
+            return
+        }
         try await remove(())
     }
 }

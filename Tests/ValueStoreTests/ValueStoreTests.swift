@@ -58,4 +58,26 @@ import Testing
         #expect(saves.value == 1, "update must go through the closure the user installed")
         #expect(try await store.load() == 1)
     }
+
+    @Test func replacedClosuresWinOverTheSynchronousFastPath() async throws {
+        var store = ValueStore<Void, Int>.inMemory(1)
+        #expect(store.immediate.load != nil)
+        store.load = { _ in 5 }
+        #expect(try await store.load() == 5)
+        store.save = { value, _ in value * 10 }
+        #expect(try await store.save(2) == 20)
+        let removes = Calls()
+        store.remove = { _ in removes.increment() }
+        try await store.remove()
+        #expect(removes.value == 1)
+        #expect(store.immediate.load == nil && store.immediate.save == nil && store.immediate.remove == nil)
+    }
+
+    @Test func combinatorsKeepTheFastPathOnlyWhereTheBaseHasIt() async throws {
+        let memory = ValueStore<Void, Int>.inMemory(1)
+        #expect(memory.map(load: { $0 }, save: { $0 }).default(0).optional().immediate.load != nil)
+        #expect(memory.replacing(.inMemory()).immediate.load == nil)
+        let custom = ValueStore<Void, Int>(load: { 1 }, save: { $0 }, remove: {})
+        #expect(custom.map(load: { $0 }, save: { $0 }).immediate.load == nil)
+    }
 }

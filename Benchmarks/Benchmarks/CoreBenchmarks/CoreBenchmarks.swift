@@ -38,10 +38,24 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The same read through an opaque async closure, the shape of every store operation: it
+    // shows what a closure call costs over a direct call, for the closure-path rows.
+    let readThroughClosure: @Sendable () async -> Int = { await floor.read() }
+    Benchmark("Floor: locked read through an async closure") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(await readThroughClosure())
+        }
+    }
+
     let memory = ValueStore<Void, Int>.inMemory(1)
     Benchmark("inMemory: load") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try await memory.load())
+        }
+    }
+    Benchmark("inMemory: load through the closure") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await memory.load(()))
         }
     }
     Benchmark("inMemory: save") { benchmark in
@@ -59,6 +73,12 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Five combinators: load") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try await chained.load())
+        }
+    }
+
+    Benchmark("Five combinators: load through the closure") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await chained.load(()))
         }
     }
 

@@ -9,10 +9,17 @@ extension ValueStore where Value: Sendable {
     /// - Parameter value: The value every load returns.
     /// - Returns: A store whose value never changes; `save` returns `value`, since that is what
     ///   stays stored.
+    @inlinable
     public static func constant(_ value: Value) -> Self {
-        Self(
+        let immediate = Immediate<Environment, Value>(
+            load: { _ in value },
+            save: { _, _ in value },
+            remove: { _ in true }
+        )
+        return Self(
             label: "constant store",
             transaction: nil,
+            immediate: immediate,
             returnsSavedValue: false,
             load: { _ in value },
             save: { _, _ in value },

@@ -48,6 +48,7 @@ extension ValueStore where Environment == Void, Value == Data {
                     return state
                 }
             },
+            immediate: .none,
             returnsSavedValue: true,
             load: { _ in
                 guard let data = try file.read() else {

@@ -14,9 +14,21 @@ extension ValueStore where Value: Sendable {
     ///
     /// - Parameter initial: The value stored at first, or `nil` to start empty.
     /// - Returns: A store that holds its value in memory.
+    @inlinable
     public static func inMemory(_ initial: Value? = nil) -> Self {
         let box = Locked<Value?>(initial)
         let label = "in-memory store"
+        // Direct calls, so that the async closures and their synchronous forms share one body
+        // without calling through one another.
+        @Sendable func read() throws -> Value {
+            guard let value = box.withLock({ $0 }) else {
+                throw ValueStoreError(.notFound, store: label)
+            }
+            return value
+        }
+        @Sendable func write(_ value: Value?) {
+            box.withLock { $0 = value }
+        }
         return Self(
             label: label,
             transaction: Transaction { _, body in
@@ -25,20 +37,24 @@ extension ValueStore where Value: Sendable {
                     return value
                 }
             },
-            returnsSavedValue: true,
-            load: { _ in
-                guard let value = box.withLock({ $0 }) else {
-                    throw ValueStoreError(.notFound, store: label)
+            immediate: Immediate(
+                load: { _ in try read() },
+                save: { value, _ in
+                    write(value)
+                    return value
+                },
+                remove: { _ in
+                    write(nil)
+                    return true
                 }
-                return value
-            },
+            ),
+            returnsSavedValue: true,
+            load: { _ in try read() },
             save: { value, _ in
-                box.withLock { $0 = value }
+                write(value)
                 return value
             },
-            remove: { _ in
-                box.withLock { $0 = nil }
-            }
+            remove: { _ in write(nil) }
         )
     }
 }

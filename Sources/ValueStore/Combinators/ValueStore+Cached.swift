@@ -20,8 +20,10 @@ extension ValueStore where Environment == Void, Value: Sendable {
     /// > a miss; errors are never cached.
     ///
     /// - Returns: A store that serves repeated loads from memory.
+    @inlinable
     public func cached() -> Self {
         let cache = MemoryCache<Value>()
+        let immediate = Immediate<Void, Value>(load: { _ in cache.cachedValue })
         return Self(
             label: label,
             transaction: transaction.map { transaction in
@@ -31,8 +33,9 @@ extension ValueStore where Environment == Void, Value: Sendable {
                     }
                 }
             },
+            immediate: immediate,
             returnsSavedValue: returnsSavedValue,
-            load: { _ in
+            load: immediate.loading { _ in
                 try await cache.load { try await self.load(()) }
             },
             save: { value, _ in
@@ -88,6 +91,7 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
                     }
                 }
             },
+            immediate: .none,
             returnsSavedValue: returnsSavedValue,
             load: { environment in
                 if guardian.isTrusted {

@@ -14,20 +14,23 @@ extension ValueStore where Value: Sendable {
     ///
     /// - Parameter defaultValue: The value loaded where nothing is stored.
     /// - Returns: A store that never reports absence; `update` through it stays atomic.
+    @inlinable
     public func `default`(_ defaultValue: Value) -> Self {
-        Self(
+        let immediate = immediate.defaulting(to: defaultValue)
+        return Self(
             label: label,
             transaction: transaction?.defaulting(to: defaultValue),
+            immediate: immediate,
             returnsSavedValue: returnsSavedValue,
-            load: { environment in
+            load: immediate.loading { environment in
                 do {
                     return try await self.load(environment)
                 } catch ValueStoreError.notFound {
                     return defaultValue
                 }
             },
-            save: { value, environment in try await self.save(value, environment) },
-            remove: { environment in try await self.remove(environment) }
+            save: immediate.saving { value, environment in try await self.save(value, environment) },
+            remove: immediate.removing { environment in try await self.remove(environment) }
         )
     }
 }
@@ -45,6 +48,7 @@ extension ValueStore {
     /// - Returns: The stored value, or `defaultValue`.
     /// - Throws: Every error but ``ValueStoreError/notFound``: a default never hides corrupt
     ///   or unreadable data.
+    @inlinable
     public func load(default defaultValue: Value, environment: Environment) async throws -> Value {
         do {
             return try await load(environment)
@@ -65,6 +69,7 @@ extension ValueStore where Environment == Void {
     /// - Returns: The stored value, or `defaultValue`.
     /// - Throws: Every error but ``ValueStoreError/notFound``: a default never hides corrupt
     ///   or unreadable data.
+    @inlinable
     public func load(default defaultValue: Value) async throws -> Value {
         try await load(default: defaultValue, environment: ())
     }

@@ -8,6 +8,7 @@ extension ValueStore where Environment: Sendable {
     ///
     /// - Parameter environment: The environment every operation receives.
     /// - Returns: A store with a `Void` environment; `update` through it stays atomic.
+    @inlinable
     public func provide(_ environment: Environment) -> ValueStore<Void, Value> {
         pullback { (_: Void) in environment }
     }
@@ -22,16 +23,19 @@ extension ValueStore {
     ///
     /// - Parameter transform: Extracts this store's environment from the wider one.
     /// - Returns: A store over the wider environment; `update` through it stays atomic.
+    @inlinable
     public func pullback<NewEnvironment>(
         _ transform: @escaping @Sendable (_ environment: NewEnvironment) -> Environment
     ) -> ValueStore<NewEnvironment, Value> {
-        ValueStore<NewEnvironment, Value>(
+        let immediate = immediate.pullback(transform)
+        return ValueStore<NewEnvironment, Value>(
             label: label,
             transaction: transaction?.pullback(transform),
+            immediate: immediate,
             returnsSavedValue: returnsSavedValue,
-            load: { environment in try await load(transform(environment)) },
-            save: { value, environment in try await save(value, transform(environment)) },
-            remove: { environment in try await remove(transform(environment)) }
+            load: immediate.loading { environment in try await load(transform(environment)) },
+            save: immediate.saving { value, environment in try await save(value, transform(environment)) },
+            remove: immediate.removing { environment in try await remove(transform(environment)) }
         )
     }
 
@@ -43,6 +47,7 @@ extension ValueStore {
     ///
     /// - Parameter keyPath: Where this store's environment sits in the wider one.
     /// - Returns: A store over the wider environment; `update` through it stays atomic.
+    @inlinable
     public func pullback<NewEnvironment>(
         _ keyPath: any KeyPath<NewEnvironment, Environment> & Sendable
     ) -> ValueStore<NewEnvironment, Value> {
@@ -59,6 +64,7 @@ extension ValueStore where Environment == Void {
     ///
     /// - Parameter type: The environment type to accept.
     /// - Returns: A store over `type` that behaves exactly like this one.
+    @inlinable
     public func require<NewEnvironment>(
         _ type: NewEnvironment.Type = NewEnvironment.self
     ) -> ValueStore<NewEnvironment, Value> {

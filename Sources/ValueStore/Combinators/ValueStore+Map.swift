@@ -18,21 +18,24 @@ extension ValueStore {
     ///   - save: Converts a new value to the stored type. Its errors propagate unchanged, and
     ///     nothing is saved.
     /// - Returns: A store of the new type; `update` through it stays atomic.
+    @inlinable
     public func map<NewValue>(
         load: @escaping @Sendable (_ stored: Value) throws -> NewValue,
         save: @escaping @Sendable (_ value: NewValue) throws -> Value
     ) -> ValueStore<Environment, NewValue> {
         let returnsSavedValue = returnsSavedValue
+        let immediate = immediate.map(load: load, save: save, returnsSavedValue: returnsSavedValue)
         return ValueStore<Environment, NewValue>(
             label: label,
             transaction: transaction?.map(load: load, save: save, returnsSavedValue: returnsSavedValue),
+            immediate: immediate,
             returnsSavedValue: returnsSavedValue,
-            load: { environment in try load(await self.load(environment)) },
-            save: { value, environment in
+            load: immediate.loading { environment in try load(await self.load(environment)) },
+            save: immediate.saving { value, environment in
                 let stored = try await self.save(save(value), environment)
                 return returnsSavedValue ? value : try load(stored)
             },
-            remove: { environment in try await self.remove(environment) }
+            remove: immediate.removing { environment in try await self.remove(environment) }
         )
     }
 
@@ -50,28 +53,31 @@ extension ValueStore {
     /// - Parameter transform: Returns the error to throw instead.
     /// - Returns: A store that throws transformed errors; errors thrown by an `update`
     ///   transform pass through unchanged, and `update` stays atomic.
+    @inlinable
     public func mapError(
         _ transform: @escaping @Sendable (_ error: any Error) -> any Error
     ) -> Self {
-        Self(
+        let immediate = immediate.mapError(transform)
+        return Self(
             label: label,
             transaction: transaction?.mapError(transform),
+            immediate: immediate,
             returnsSavedValue: returnsSavedValue,
-            load: { environment in
+            load: immediate.loading { environment in
                 do {
                     return try await self.load(environment)
                 } catch {
                     throw transform(error)
                 }
             },
-            save: { value, environment in
+            save: immediate.saving { value, environment in
                 do {
                     return try await self.save(value, environment)
                 } catch {
                     throw transform(error)
                 }
             },
-            remove: { environment in
+            remove: immediate.removing { environment in
                 do {
                     try await self.remove(environment)
                 } catch {

@@ -11,26 +11,29 @@ extension ValueStore {
     ///
     /// - Returns: A store of `Value?` that never reports absence; `update` through it stays
     ///   atomic, and an update that sets `nil` removes.
+    @inlinable
     public func optional() -> ValueStore<Environment, Value?> {
-        ValueStore<Environment, Value?>(
+        let immediate = immediate.optional()
+        return ValueStore<Environment, Value?>(
             label: label,
             transaction: transaction?.optional(),
+            immediate: immediate,
             returnsSavedValue: returnsSavedValue,
-            load: { environment in
+            load: immediate.loading { environment in
                 do {
                     return try await self.load(environment)
                 } catch ValueStoreError.notFound {
                     return nil
                 }
             },
-            save: { value, environment in
+            save: immediate.saving { value, environment in
                 guard let value else {
                     try await self.remove(environment)
                     return nil
                 }
                 return try await self.save(value, environment)
             },
-            remove: { environment in try await self.remove(environment) }
+            remove: immediate.removing { environment in try await self.remove(environment) }
         )
     }
 }

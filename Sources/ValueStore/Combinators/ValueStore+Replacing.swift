@@ -48,6 +48,7 @@ extension ValueStore where Environment: Sendable {
                     return try await transaction.run(environment, body)
                 }
             },
+            immediate: .none,
             returnsSavedValue: returnsSavedValue,
             load: migrate,
             save: { value, environment in try await self.save(value, environment) },

@@ -6,16 +6,18 @@
 /// - A mutation (save, remove, update) empties the cache when it starts and fills it when it
 ///   succeeds, unless another mutation overlapped it; then the cache stays empty and the next
 ///   load reads the base. A load that overlapped a mutation is never cached.
+@usableFromInline
 final class MemoryCache<Value: Sendable>: Sendable {
-    private struct State {
-        var value: Value?
+    @usableFromInline
+    struct State {
+        @usableFromInline var value: Value?
         var generation: UInt64 = 0
         var mutationsInFlight = 0
         var sharedLoad: SharedLoad?
         var nextLoadID: UInt64 = 0
     }
 
-    private struct SharedLoad {
+    struct SharedLoad {
         let id: UInt64
         let task: Task<Value, any Error>
     }
@@ -25,9 +27,19 @@ final class MemoryCache<Value: Sendable>: Sendable {
         case wait(Task<Value, any Error>)
     }
 
-    private let state = Locked(State())
+    @usableFromInline let state = Locked(State())
+
+    @usableFromInline
+    init() {}
+
+    /// The cached value, if there is one.
+    @inlinable
+    var cachedValue: Value? {
+        state.withLock { $0.value }
+    }
 
     /// Returns the cached value, or joins or starts the one shared load of the base store.
+    @usableFromInline
     func load(from base: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let step: LoadStep = state.withLock { state in
             if let value = state.value {
@@ -74,6 +86,7 @@ final class MemoryCache<Value: Sendable>: Sendable {
     }
 
     /// Runs a mutation of the base store and caches what it stored (`nil`: nothing).
+    @usableFromInline
     nonisolated(nonsending) func mutate(
         _ operation: nonisolated(nonsending) () async throws -> Value?
     ) async throws -> Value? {

@@ -11,14 +11,26 @@
 /// `run` is `nonisolated(nonsending)` so that `body`, which wraps the caller's transform, runs on
 /// the caller's executor and may capture the caller's non-Sendable state. Backends hop off that
 /// executor for blocking work themselves.
+@usableFromInline
 struct Transaction<Environment, Value>: Sendable {
-    typealias Body = (_ value: inout Value?) throws -> Void
+    @usableFromInline typealias Body = (_ value: inout Value?) throws -> Void
 
-    let run: nonisolated(nonsending) @Sendable (_ environment: Environment, _ body: Body) async throws -> Value?
+    @usableFromInline typealias Run = nonisolated(nonsending) @Sendable (
+        _ environment: Environment,
+        _ body: Body
+    ) async throws -> Value?
+
+    @usableFromInline let run: Run
+
+    @inlinable
+    init(run: @escaping Run) {
+        self.run = run
+    }
 }
 
 extension Transaction {
     /// The same transaction, reading the environment from a wider one.
+    @inlinable
     func pullback<Outer>(
         _ transform: @escaping @Sendable (Outer) -> Environment
     ) -> Transaction<Outer, Value> {
@@ -31,6 +43,7 @@ extension Transaction {
     ///
     /// It returns the value `body` left when the backend stores exactly what it is given, and
     /// otherwise converts back what was stored, as `save` does.
+    @inlinable
     func map<New>(
         load: @escaping @Sendable (Value) throws -> New,
         save: @escaping @Sendable (New) throws -> Value,
@@ -50,6 +63,7 @@ extension Transaction {
 
     /// The same transaction, replacing the errors the backend throws; errors thrown by `body`
     /// pass through unchanged.
+    @inlinable
     func mapError(
         _ transform: @escaping @Sendable (any Error) -> any Error
     ) -> Self {
@@ -71,6 +85,7 @@ extension Transaction {
     }
 
     /// The same transaction, seeing `defaultValue` where nothing is stored.
+    @inlinable
     func defaulting(to defaultValue: Value) -> Self where Value: Sendable {
         Self { environment, body in
             let stored = try await run(environment) { base in
@@ -83,6 +98,7 @@ extension Transaction {
     }
 
     /// The same transaction over an optional value that is `nil` where nothing is stored.
+    @inlinable
     func optional() -> Transaction<Environment, Value?> {
         Transaction<Environment, Value?> { environment, body in
             let stored = try await run(environment) { base in
@@ -96,6 +112,12 @@ extension Transaction {
 }
 
 /// Carries an error thrown by a transaction's body past an error-mapping layer.
-private struct BodyFailure: Error {
-    let error: any Error
+@usableFromInline
+struct BodyFailure: Error {
+    @usableFromInline let error: any Error
+
+    @inlinable
+    init(error: any Error) {
+        self.error = error
+    }
 }
