@@ -23,7 +23,7 @@ medians=$(printf '%s\n' "$output" | awk '
     /^│ Time \(wall clock\)/ { split($0, cells, "│"); gsub(/ /, "", cells[5]); print name "|" cells[5] }
 ')
 
-printf '%-42s %12s %12s %7s %7s\n' "benchmark (median ns)" "value" "floor" "ratio" "target"
+printf '%-44s %-44s %9s %9s %6s %8s\n' "benchmark" "judged against" "median ns" "floor ns" "ratio" "target"
 status=0
 while IFS='|' read -r bench floor target; do
     value=$(printf '%s\n' "$medians" | awk -F'|' -v n="$bench" '$1 == n { print $2 }')
@@ -32,6 +32,6 @@ while IFS='|' read -r bench floor target; do
     ratio=$(awk -v a="$value" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
     verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t) ? "ok" : "OVER" }')
     [[ $verdict == OVER ]] && status=1
-    printf '%-42s %12s %12s %7s %7s %s\n' "$bench" "$value" "$base" "$ratio" "<= $target" "$verdict"
+    printf '%-44s %-44s %9s %9s %6s %8s %s\n' "$bench" "$floor" "$value" "$base" "$ratio" "<= $target" "$verdict"
 done <<< "$pairs"
 exit $status
