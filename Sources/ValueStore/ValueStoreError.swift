@@ -135,21 +135,27 @@ extension ValueStoreError: Equatable {
     }
 }
 
-extension ValueStoreError: CustomStringConvertible {
-    /// A sentence that says what happened, where, and why.
+extension ValueStoreError: CustomStringConvertible, CustomDebugStringConvertible {
+    /// A sentence that says what happened, where, and why. The underlying error appears only
+    /// when there is no reason, which already says what it meant.
     public var description: String {
         var sentence = summary
         if let store {
             sentence += " in \(store)"
         }
-        if let reason {
-            sentence += ": \(reason)"
+        if let explanation = reason ?? underlyingError.map({ "\($0)" }) {
+            sentence += ": \(explanation)"
         }
-        sentence += "."
-        if let underlyingError {
-            sentence += " Underlying error: \(underlyingError)"
+        if let last = sentence.last, !".!?".contains(last) {
+            sentence += "."
         }
         return sentence
+    }
+
+    /// The description, followed by the underlying error in full.
+    public var debugDescription: String {
+        guard let underlyingError, reason != nil else { return description }
+        return "\(description) Underlying error: \(String(reflecting: underlyingError))"
     }
 
     private var summary: String {

@@ -15,9 +15,21 @@ import ValueStore
         )
     }
 
-    @Test func descriptionIncludesTheUnderlyingError() {
+    @Test func theReasonExplainsTheUnderlyingError() {
         let error = ValueStoreError(.io, reason: "rename failed", underlyingError: Boom(id: 3))
-        #expect(error.description == "An I/O operation failed: rename failed. Underlying error: Boom(id: 3)")
+        #expect(error.description == "An I/O operation failed: rename failed.")
+        #expect(error.debugDescription.hasPrefix("An I/O operation failed: rename failed. Underlying error: "))
+        #expect(error.debugDescription.hasSuffix("Boom(id: 3)"))
+        #expect(error.underlyingError as? Boom == Boom(id: 3))
+    }
+
+    @Test func withoutAReasonTheUnderlyingErrorExplains() {
+        let error = ValueStoreError(.decodingFailed, store: "file 'a'", underlyingError: Boom(id: 4))
+        #expect(error.description == "The stored data could not be decoded in file 'a': Boom(id: 4).")
+    }
+
+    @Test func aReasonEndingInPunctuationGetsNoSecondPeriod() {
+        #expect(ValueStoreError(.io, reason: "it broke.").description == "An I/O operation failed: it broke.")
     }
 
     @Test func absenceHasAShortDescription() {

@@ -14,10 +14,12 @@ extension ValueStoreError {
         }
         switch error {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            // The parser's own words ("Unexpected end of file") say more than the context's.
+            let detail = (context.underlyingError as NSError?)?.userInfo["NSDebugDescription"] as? String
             self.init(
                 .corrupted,
-                reason: "the data is not valid \(format ?? "input"): \(context.debugDescription)",
-                underlyingError: context.underlyingError ?? error
+                reason: "the data is not valid \(format ?? "input")" + (detail.map { ": \($0)" } ?? ""),
+                underlyingError: error
             )
         case .dataCorrupted(let context):
             self.init(

@@ -1,0 +1,109 @@
+import Foundation
+import ValueStore
+
+/// The scenario `swift run ValueStoreDemo` plays, one step a function.
+struct Demo {
+    let directory: URL
+    let persistence: Persistence
+
+    init(directory: URL) {
+        self.directory = directory
+        persistence = .live(directory: directory)
+    }
+
+    func run() async throws {
+        try await launch()
+        try await migrate()
+        try await saveAndReload()
+        try await updateConcurrently()
+        try await reportDamage()
+        try await useMocks()
+    }
+
+    /// A file store survives restarts: the count goes up with every run on the same directory.
+    func launch() async throws {
+        step("Launch")
+        let launches = try await persistence.launchCount.update { $0 += 1 }
+        if launches == 1 {
+            say("First launch: launch-count.json did not exist, so `default(0)` started the count.")
+        } else {
+            say("Launch number \(launches): read what earlier runs saved in launch-count.json.")
+        }
+    }
+
+    /// `replacing` moves the legacy preferences into the new settings file, once.
+    func migrate() async throws {
+        step("Migration with `replacing`")
+        let settingsFile = directory.appending(path: "settings.json")
+        if !FileManager.default.fileExists(atPath: settingsFile.path(percentEncoded: false)) {
+            try await persistence.legacyPreferences.save(LegacyPreferences(darkMode: true, textSize: 17))
+            say("Version 1 of the app left preferences.plist (dark mode, text size 17).")
+        }
+        let settings = try await persistence.settings.load()
+        say("Loaded settings: theme \(settings.theme), font size \(settings.fontSize).")
+        let legacyLeft = try await persistence.legacyPreferences.optional().load() != nil
+        say(legacyLeft ? "preferences.plist is still there." : "preferences.plist is gone: the value lives in settings.json now.")
+    }
+
+    /// Saved values come back, also through a store created afresh (as after a restart).
+    func saveAndReload() async throws {
+        step("Save and reload")
+        var settings = try await persistence.settings.load()
+        settings.fontSize += 1
+        try await persistence.settings.save(settings)
+        let reloaded = try await Persistence.live(directory: directory).settings.load()
+        say("Saved font size \(settings.fontSize); a fresh store reads \(reloaded.fontSize) from settings.json.")
+    }
+
+    /// `update` is atomic: concurrent updates never lose one another's changes.
+    func updateConcurrently() async throws {
+        step("Atomic update")
+        let settings = persistence.settings
+        let before = try await settings.load().recentSearches.count
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 1...50 {
+                group.addTask {
+                    try await settings.update { $0.recentSearches.append("search \(index)") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let after = try await settings.load().recentSearches.count
+        say("50 tasks each appended a search at the same time: \(before) became \(after).")
+        try await settings.update { $0.recentSearches.removeAll() }
+    }
+
+    /// Damaged data is reported clearly, never hidden by a default, and never deleted.
+    func reportDamage() async throws {
+        step("A damaged file")
+        let url = directory.appending(path: "damaged-settings.json")
+        try Data(#"{"theme": "dark", "fontSi"#.utf8).write(to: url)
+        let store = ValueStore<Void, Settings>.jsonFile(url).default(.standard)
+        do {
+            _ = try await store.load()
+            say("Unexpectedly loaded damaged data.")
+        } catch let error as ValueStoreError {
+            say("Loading a truncated file, even with a default, fails with `\(error.code)`:")
+            say("  \(error)")
+            let aside = try await FileQuarantine.moveAside(url)
+            say("The app moved it aside for recovery: \(aside.lastPathComponent).")
+            say("Now the default applies: theme \(try await store.load().theme).")
+        }
+    }
+
+    /// The same code runs against in-memory stores in tests and previews.
+    func useMocks() async throws {
+        step("Mocks")
+        let mock = Persistence.mock
+        try await mock.settings.update { $0.theme = "preview" }
+        say("Persistence.mock keeps everything in memory: theme \(try await mock.settings.load().theme), no file written.")
+    }
+
+    private func step(_ title: String) {
+        print("\n== \(title)")
+    }
+
+    private func say(_ line: String) {
+        print("   \(line)")
+    }
+}

@@ -1,0 +1,19 @@
+/// The app's settings, saved as JSON.
+struct Settings: Codable, Equatable, Sendable {
+    var theme: String
+    var fontSize: Int
+    var recentSearches: [String]
+
+    static let standard = Settings(theme: "system", fontSize: 14, recentSearches: [])
+}
+
+/// What an older version of the app kept in a property list, before `Settings` existed.
+struct LegacyPreferences: Codable, Sendable {
+    var darkMode: Bool
+    var textSize: Int
+
+    /// The same preferences in today's shape.
+    var settings: Settings {
+        Settings(theme: darkMode ? "dark" : "light", fontSize: textSize, recentSearches: [])
+    }
+}
