@@ -25,6 +25,15 @@ let package = Package(
             path: "Benchmarks/CoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "FileBenchmarks",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/FileBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,167 @@
+import Benchmark
+import Foundation
+import ValueStore
+
+// The durable file stores against what their work costs when written with bare system calls:
+// each store row is judged against the floor of the same format and size, measured in the same
+// run (see targets.txt). Every benchmark works in a fresh directory of its own.
+
+/// Saves wait for two syncs to reach the disk: milliseconds, so each sample is one save.
+let saving = Benchmark.Configuration(
+    metrics: [.wallClock],
+    warmupIterations: 3,
+    maxDuration: .seconds(4),
+    maxIterations: 2_000
+)
+
+/// Loads take microseconds for the small value: more samples in less time.
+let loading = Benchmark.Configuration(
+    metrics: [.wallClock],
+    warmupIterations: 10,
+    maxDuration: .seconds(2),
+    maxIterations: 10_000
+)
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = saving
+
+    for format in [Format<Settings>.json, .plist] {
+        registerRows(format, value: Settings.sample, size: "1 KB")
+    }
+    for format in [Format<Library>.json, .plist] {
+        registerRows(format, value: Library.sample, size: "600 KB")
+    }
+    registerComparisons()
+}
+
+/// The floors and the store rows for one format and one value.
+func registerRows<Value: Codable & Sendable & Equatable>(_ format: Format<Value>, value: Value, size: String) {
+    benchmarkInFreshDirectory("Floor: \(format.name) \(size) durable write", configuration: saving) { directory in
+        RawFile(directory.appending(path: format.fileName))
+    } measure: { benchmark, file in
+        for _ in benchmark.scaledIterations {
+            try file.replace(with: format.encode(value))
+        }
+    }
+
+    benchmarkInFreshDirectory("Floor: \(format.name) \(size) read + decode", configuration: loading) { directory in
+        let file = RawFile(directory.appending(path: format.fileName))
+        try file.replace(with: format.encode(value))
+        try expect(format.decode(file.contents()) == value, "the floor reads back the value it wrote")
+        return file
+    } measure: { benchmark, file in
+        for _ in benchmark.scaledIterations {
+            blackHole(try format.decode(file.contents()))
+        }
+    }
+
+    benchmarkInFreshDirectory("\(format.storeName) \(size): save", configuration: saving) { directory in
+        format.store(directory.appending(path: format.fileName))
+    } measure: { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.save(value))
+        }
+    }
+
+    benchmarkInFreshDirectory("\(format.storeName) \(size): load", configuration: loading) { directory in
+        let url = directory.appending(path: format.fileName)
+        let store = format.store(url)
+        try await store.save(value)
+        // The store writes exactly the bytes the floor writes and reads, so both do the same work.
+        try expect(Data(contentsOf: url) == format.encode(value), "the store writes the floor's bytes")
+        try expect(await store.load() == value, "the store reads back the value it wrote")
+        return store
+    } measure: { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    }
+}
+
+/// What apps often use instead, for information: no target.
+func registerComparisons() {
+    let json = Format<Settings>.json
+    benchmarkInFreshDirectory("Data.write(.atomic) JSON 1 KB", configuration: saving) { directory in
+        directory.appending(path: "settings.json")
+    } measure: { benchmark, url in
+        for _ in benchmark.scaledIterations {
+            try json.encode(Settings.sample).write(to: url, options: .atomic)
+        }
+    }
+
+    let largeJSON = Format<Library>.json
+    benchmarkInFreshDirectory("Data.write(.atomic) JSON 600 KB", configuration: saving) { directory in
+        directory.appending(path: "library.json")
+    } measure: { benchmark, url in
+        for _ in benchmark.scaledIterations {
+            try largeJSON.encode(Library.sample).write(to: url, options: .atomic)
+        }
+    }
+
+    // UserDefaults chooses its own file (on Linux, ~/.config/<suite>.plist), so the suite gets a
+    // name of its own and its domain is removed afterwards. It skips the write when a key is set
+    // to the data it already holds, so the benchmark alternates between two values of one size.
+    let suite = "ValueStoreBenchmarks-\(UUID().uuidString)"
+    var other = Settings.sample
+    other.autosaveInterval = 60
+    let values = [Settings.sample, other]
+    Benchmark(
+        "UserDefaults JSON 1 KB: set + synchronize",
+        configuration: saving,
+        closure: { benchmark, defaults in
+            for index in benchmark.scaledIterations {
+                defaults.set(try json.encode(values[index % 2]), forKey: "settings")
+                try expect(defaults.synchronize(), "UserDefaults synchronizes")
+            }
+        },
+        setup: {
+            guard let defaults = UserDefaults(suiteName: suite) else {
+                throw BenchmarkSetupFailed(reason: "UserDefaults(suiteName: \"\(suite)\") returned nil")
+            }
+            return defaults
+        },
+        teardown: {
+            guard let defaults = UserDefaults(suiteName: suite) else { return }
+            defaults.removePersistentDomain(forName: suite)
+            try expect(defaults.synchronize(), "UserDefaults removes the suite")
+        }
+    )
+}
+
+/// Registers a benchmark that works in a fresh directory under the temporary directory:
+/// `prepare` receives the directory before measuring starts, and the directory is removed when
+/// the benchmark ends.
+func benchmarkInFreshDirectory<State>(
+    _ name: String,
+    configuration: Benchmark.Configuration,
+    prepare: @escaping (_ directory: URL) async throws -> State,
+    measure: @escaping (_ benchmark: Benchmark, _ state: State) async throws -> Void
+) {
+    // Only named here: each benchmark runs in a process of its own, which creates just its own.
+    let directory = FileManager.default.temporaryDirectory
+        .appending(path: "ValueStoreBenchmarks-\(UUID().uuidString)", directoryHint: .isDirectory)
+    Benchmark(
+        name,
+        configuration: configuration,
+        closure: measure,
+        setup: {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+            return try await prepare(directory)
+        },
+        teardown: {
+            try FileManager.default.removeItem(at: directory)
+        }
+    )
+}
+
+/// A benchmark that could not start, or whose floor and store would not do the same work.
+struct BenchmarkSetupFailed: Error, CustomStringConvertible {
+    var reason: String
+
+    var description: String { "benchmark setup failed: \(reason)" }
+}
+
+/// Throws unless `condition` holds; `expectation` says what should have been true.
+func expect(_ condition: Bool, _ expectation: String) throws {
+    guard condition else { throw BenchmarkSetupFailed(reason: "expected that \(expectation)") }
+}

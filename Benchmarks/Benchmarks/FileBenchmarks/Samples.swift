@@ -1,0 +1,51 @@
+import Foundation
+
+/// The small value: an app's settings, about 1 KB encoded.
+struct Settings: Codable, Equatable, Sendable {
+    var theme: String
+    var accentColor: String
+    var fontSize: Double
+    var showsLineNumbers: Bool
+    var autosaveInterval: Int
+    var lastOpened: Date
+    var recentDocuments: [String]
+
+    /// 1,016 bytes of JSON and 1,041 of binary property list.
+    static let sample = Settings(
+        theme: "dark",
+        accentColor: "#3478F6",
+        fontSize: 13.5,
+        showsLineNumbers: true,
+        autosaveInterval: 30,
+        lastOpened: Date(timeIntervalSinceReferenceDate: 800_000_000),
+        recentDocuments: (1...11).map { "/Users/someone/Documents/Projects/ValueStore/Notes/meeting-notes-\($0).md" }
+    )
+}
+
+/// One entry of the large value.
+struct Record: Codable, Equatable, Sendable {
+    var id: Int
+    var title: String
+    var rating: Double
+    var isFavorite: Bool
+    var tags: [String]
+}
+
+/// The large value: a library of a few thousand small records, about 600 KB of JSON.
+struct Library: Codable, Equatable, Sendable {
+    var records: [Record]
+
+    /// 597,651 bytes of JSON and 362,512 of binary property list (which stores each distinct
+    /// string and number once).
+    static let sample = Library(
+        records: (0..<6_600).map { index in
+            Record(
+                id: index,
+                title: "Record \(index)",
+                rating: Double(index % 50) / 10,
+                isFavorite: index % 7 == 0,
+                tags: ["tag\(index % 13)", "group\(index % 5)"]
+            )
+        }
+    )
+}
