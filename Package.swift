@@ -2,10 +2,11 @@
 // 6.2 is the first toolchain with `nonisolated(nonsending)`, which lets `update` run a caller's
 // non-Sendable transform on the caller's own executor.
 
+import Foundation
 import PackageDescription
 
 /// Upcoming language features we opt into, each on purpose.
-let strictness: [SwiftSetting] = [
+var strictness: [SwiftSetting] = [
     // Spell existential types `any P`, so their cost and meaning are visible at every use.
     .enableUpcomingFeature("ExistentialAny"),
     // An import is internal unless marked `public`, so our dependencies never leak into users' code.
@@ -13,6 +14,16 @@ let strictness: [SwiftSetting] = [
     // A member is visible only where its module is imported, so every file states what it uses.
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
+
+// `.ci/run` sets this so warnings fail the build of our own targets only, never of swift-crypto
+// and never of a package that depends on ValueStore (which never sets it).
+if ProcessInfo.processInfo.environment["VALUESTORE_WARNINGS_AS_ERRORS"] == "1" {
+    strictness.append(.unsafeFlags(["-warnings-as-errors"]))
+}
+
+/// Platforms without CryptoKit get Apple's open-source implementation of the same API,
+/// swift-crypto: the library's only dependency, and only there.
+let withoutCryptoKit: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
 
 let package = Package(
     name: "ValueStore",
@@ -23,8 +34,19 @@ let package = Package(
         .library(name: "ValueStoreTesting", targets: ["ValueStoreTesting"]),
         .executable(name: "ValueStoreDemo", targets: ["ValueStoreDemo"]),
     ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+    ],
     targets: [
-        .target(name: "ValueStore", swiftSettings: strictness),
+        .target(
+            name: "ValueStore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: withoutCryptoKit)),
+                // PBKDF2, which CryptoKit leaves to CommonCrypto on Apple platforms.
+                .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(platforms: withoutCryptoKit)),
+            ],
+            swiftSettings: strictness
+        ),
         .target(name: "ValueStoreTesting", dependencies: ["ValueStore"], swiftSettings: strictness),
         .executableTarget(name: "ValueStoreDemo", dependencies: ["ValueStore"], swiftSettings: strictness),
         // Writes and updates files from separate processes for the crash and multi-process tests;

@@ -2,8 +2,9 @@
 // a shared counter, so the tests can check what survives a SIGKILL and what concurrent processes
 // do to one file.
 //
-//     ValueStoreTestHelper write-loop KIND PATH       saves growing payloads until killed,
-//                                                     printing each sequence number once saved
+//     ValueStoreTestHelper write-loop KIND PATH [KEY] saves growing payloads until killed,
+//                                                     printing each sequence number once saved;
+//                                                     KIND "encrypted" reads its key from KEY
 //     ValueStoreTestHelper increment MODE PATH COUNT  updates a counter COUNT times
 
 import Foundation
@@ -38,12 +39,13 @@ struct Counter: Codable, Sendable {
     var value: Int
 }
 
-func writeLoop(kind: String, url: URL) async throws -> Never {
+func writeLoop(kind: String, url: URL, keyFile: URL?) async throws -> Never {
     let store: ValueStore<Void, CrashPayload>
     switch kind {
     case "json": store = .jsonFile(url)
     case "plist": store = .plistFile(url)
     case "raw": store = ValueStore<Void, Data>.file(url).coded(.json)
+    case "encrypted": store = .encryptedFile(url, key: try await EncryptionKey.loadOrCreate(at: keyFile!))
     default: fatalError("unknown kind \(kind)")
     }
     var sequence = try await store.optional().load()?.sequence ?? 0
@@ -74,11 +76,15 @@ func increment(mode: String, url: URL, count: Int) async throws {
 
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
-case "write-loop" where arguments.count == 4:
-    try await writeLoop(kind: arguments[2], url: URL(fileURLWithPath: arguments[3]))
+case "write-loop" where arguments.count == 4 || arguments.count == 5:
+    try await writeLoop(
+        kind: arguments[2],
+        url: URL(fileURLWithPath: arguments[3]),
+        keyFile: arguments.count == 5 ? URL(fileURLWithPath: arguments[4]) : nil
+    )
 case "increment" where arguments.count == 5:
     try await increment(mode: arguments[2], url: URL(fileURLWithPath: arguments[3]), count: Int(arguments[4])!)
 default:
-    FileHandle.standardError.write(Data("usage: ValueStoreTestHelper write-loop KIND PATH | increment MODE PATH COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT\n".utf8))
     exit(64)
 }

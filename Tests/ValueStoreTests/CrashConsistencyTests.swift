@@ -6,19 +6,21 @@ import ValueStore
 /// Kills a writer process with SIGKILL at random moments, mid-write more often than not, and
 /// checks that the file always holds a complete value no older than the last save reported.
 @Suite struct CrashConsistencyTests {
-    @Test(arguments: [("json", 120), ("plist", 40), ("raw", 40)])
+    @Test(arguments: [("json", 120), ("plist", 40), ("raw", 40), ("encrypted", 100)])
     func aKilledWriterLeavesACompleteValue(kind: String, kills: Int) async throws {
         try await TemporaryDirectory.with { directory in
-            let url = directory.appending(path: "payload")
+            let url = directory.appending(path: "data/payload")
+            let keyFile = directory.appending(path: "keys/payload.key")
             let store: ValueStore<Void, CrashPayload> = switch kind {
             case "plist": .plistFile(url)
             case "raw": ValueStore<Void, Data>.file(url).coded(.json)
+            case "encrypted": .encryptedFile(url, key: try await EncryptionKey.loadOrCreate(at: keyFile))
             default: .jsonFile(url)
             }
             var lastReported = 0
             var lastLoaded = 0
             for _ in 0..<kills {
-                let writer = try HelperProcess("write-loop", kind, url.path(percentEncoded: false))
+                let writer = try HelperProcess("write-loop", kind, url.path(percentEncoded: false), keyFile.path(percentEncoded: false))
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...45)))
                 writer.kill()
                 lastReported = max(lastReported, writer.lines().compactMap { Int($0) }.last ?? 0)
@@ -34,7 +36,7 @@ import ValueStore
                 lastLoaded = payload.sequence
             }
             #expect(lastLoaded > 0, "the writer never finished a save")
-            let orphans = try directory.contents().filter { $0.contains(".tmp-") }
+            let orphans = try url.deletingLastPathComponent().contents().filter { $0.contains(".tmp-") }
             #expect(orphans.count <= 1, "each writer cleans up the orphan of the one killed before it")
         }
     }

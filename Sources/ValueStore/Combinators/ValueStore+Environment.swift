@@ -27,6 +27,15 @@ extension ValueStore {
     public func pullback<NewEnvironment>(
         _ transform: @escaping @Sendable (_ environment: NewEnvironment) -> Environment
     ) -> ValueStore<NewEnvironment, Value> {
+        pullback(throwing: transform)
+    }
+
+    /// The same store, reading its environment from a wider one through a transform that may
+    /// fail, such as taking keys out of a vault that may be locked.
+    @inlinable
+    func pullback<NewEnvironment>(
+        throwing transform: @escaping @Sendable (_ environment: NewEnvironment) throws -> Environment
+    ) -> ValueStore<NewEnvironment, Value> {
         let immediate = immediate.pullback(transform)
         return ValueStore<NewEnvironment, Value>(
             label: label,

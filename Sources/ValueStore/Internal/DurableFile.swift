@@ -168,13 +168,18 @@ extension DurableFile {
         }
     }
 
-    /// Writes `data`, or deletes the file for `nil`, off the caller's executor.
-    @concurrent func storeConcurrently(_ data: Data?) async throws {
+    /// Writes `data`, or deletes the file for `nil`.
+    func store(_ data: Data?) throws {
         if let data {
             try write(data)
         } else {
             try delete()
         }
+    }
+
+    /// Writes `data`, or deletes the file for `nil`, off the caller's executor.
+    @concurrent func storeConcurrently(_ data: Data?) async throws {
+        try store(data)
     }
 
     /// Moves the file aside to `<name>.corrupt-<time>-<random>` and returns the new path.

@@ -39,6 +39,8 @@ struct FileSystem: Sendable {
     var lock: @Sendable (_ descriptor: Int32, _ wait: Bool) throws -> Bool
     /// The names in a directory, without `.` and `..`.
     var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
+    /// A file's permission bits.
+    var permissions: @Sendable (_ path: String) throws -> UInt16
 }
 
 /// A failed system call: which one, and the `errno` it set.
@@ -119,6 +121,11 @@ extension FileSystem {
                 }
             }
             return names
+        },
+        permissions: { path in
+            var status = stat()
+            guard stat(path, &status) == 0 else { throw FileSystemError.last("stat") }
+            return UInt16(status.st_mode & 0o7777)
         }
     )
 }

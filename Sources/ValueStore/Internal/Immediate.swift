@@ -79,7 +79,7 @@ extension Immediate {
 extension Immediate {
     @inlinable
     func pullback<Outer>(
-        _ transform: @escaping @Sendable (Outer) -> Environment
+        _ transform: @escaping @Sendable (Outer) throws -> Environment
     ) -> Immediate<Outer, Value> {
         var lifted = Immediate<Outer, Value>()
         if let load {

@@ -32,7 +32,7 @@ extension Transaction {
     /// The same transaction, reading the environment from a wider one.
     @inlinable
     func pullback<Outer>(
-        _ transform: @escaping @Sendable (Outer) -> Environment
+        _ transform: @escaping @Sendable (Outer) throws -> Environment
     ) -> Transaction<Outer, Value> {
         Transaction<Outer, Value> { environment, body in
             try await run(transform(environment), body)

@@ -1,0 +1,229 @@
+public import Foundation
+
+extension ValueStore where Environment == EncryptionKeyring, Value: Codable & Sendable {
+    /// A store that keeps a `Codable` value in an encrypted file, with its keys supplied per call.
+    ///
+    /// ```swift
+    /// let token = ValueStore<EncryptionKeyring, String>.encryptedFile(url)
+    /// try await token.save("s3cr3t", EncryptionKeyring(current: key))
+    /// ```
+    ///
+    /// The value is encoded as JSON, then sealed with AES-256-GCM under the keyring's current key
+    /// and a fresh random nonce; loads accept any key of the keyring, chosen by the key id in the
+    /// file's header. The header and the item's identity are authenticated too, so a changed
+    /// byte or a file copied from another item fails. Writes go through the file stores' atomic,
+    /// durable write, with the same cross-process locking, and plaintext never touches the disk.
+    /// Files are created `0600`. See Documentation/EncryptedFiles.md for the format and the
+    /// threat model.
+    ///
+    /// > Important: A wrong key, tampering, truncation, a copied file and an unknown format each
+    /// > throw their own ``ValueStoreError`` (``ValueStoreError/Code/wrongKey``,
+    /// > ``ValueStoreError/Code/authenticationFailed``, ``ValueStoreError/Code/corrupted``,
+    /// > ``ValueStoreError/Code/itemMismatch``, ``ValueStoreError/Code/unsupportedFormat``),
+    /// > never ``ValueStoreError/Code/notFound``, and the file is left as it was.
+    ///
+    /// - Parameters:
+    ///   - url: The file's location.
+    ///   - identity: What the file is bound to; by default its name, so moving the whole directory
+    ///     still works but a file copied over another item's fails to open.
+    ///   - durability: `.durable` (the default) or `.relaxed`.
+    /// - Returns: A store whose environment is the keyring to use.
+    public static func encryptedFile(
+        _ url: URL,
+        identity: String? = nil,
+        durability: FileOptions.Durability = .durable
+    ) -> Self {
+        ValueStore<EncryptionKeyring, Data>
+            .encryptedFile(url, identity: identity, durability: durability, fileSystem: .live)
+            .coded(.json)
+    }
+}
+
+extension ValueStore where Environment == EncryptionKeyring, Value == Data {
+    /// The encrypted store of raw plaintext bytes, over the given file system.
+    static func encryptedFile(
+        _ url: URL,
+        identity: String?,
+        durability: FileOptions.Durability,
+        fileSystem: FileSystem
+    ) -> Self {
+        let encrypted = EncryptedFile(url, identity: identity, durability: durability, fileSystem: fileSystem)
+        let file = encrypted.file
+        return Self(
+            label: encrypted.label,
+            transaction: Transaction { keyring, body in
+                try await file.exclusively { _ in
+                    let current = try await encrypted.readDecrypted(with: keyring)
+                    var state = current
+                    try body(&state)
+                    if state != current {
+                        try await encrypted.store(state, with: keyring)
+                    }
+                    return state
+                }
+            },
+            immediate: .none,
+            returnsSavedValue: true,
+            load: { keyring in
+                guard let sealed = try file.read() else {
+                    throw ValueStoreError(.notFound, store: encrypted.label)
+                }
+                return try encrypted.decrypt(sealed, with: keyring)
+            },
+            save: { plaintext, keyring in
+                let sealed = try encrypted.encrypt(plaintext, with: keyring)
+                try await file.exclusively { _ in try file.write(sealed) }
+                return plaintext
+            },
+            remove: { _ in
+                try await file.exclusively(creatingDirectory: false) { directoryExists in
+                    if directoryExists {
+                        try file.delete()
+                    }
+                }
+            }
+        )
+    }
+}
+
+extension ValueStore where Environment == EncryptionKey, Value: Codable & Sendable {
+    /// A store that keeps a `Codable` value in an encrypted file, with its key supplied per call,
+    /// for example from a session that unlocked it.
+    ///
+    /// ```swift
+    /// let token = ValueStore<EncryptionKey, String>.encryptedFile(url)
+    /// let value = try await token.load(session.key)
+    /// ```
+    ///
+    /// See ``encryptedFile(_:identity:durability:)-(URL,_,_)`` with a keyring for the guarantees.
+    ///
+    /// - Parameters:
+    ///   - url: The file's location.
+    ///   - identity: What the file is bound to; by default its name.
+    ///   - durability: `.durable` (the default) or `.relaxed`.
+    /// - Returns: A store whose environment is the key to use.
+    public static func encryptedFile(
+        _ url: URL,
+        identity: String? = nil,
+        durability: FileOptions.Durability = .durable
+    ) -> Self {
+        ValueStore<EncryptionKeyring, Value>
+            .encryptedFile(url, identity: identity, durability: durability)
+            .pullback { EncryptionKeyring(current: $0) }
+    }
+}
+
+extension ValueStore where Environment == Void, Value: Codable & Sendable {
+    /// A store that keeps a `Codable` value in a file encrypted with `key`.
+    ///
+    /// ```swift
+    /// let key = try await EncryptionKey.loadOrCreate(at: keysDirectory.appending(path: "vault.key"))
+    /// let token = ValueStore<Void, String>.encryptedFile(dataDirectory.appending(path: "token.enc"), key: key)
+    /// ```
+    ///
+    /// It is the key-taking store with the key provided:
+    /// `ValueStore<EncryptionKey, Value>.encryptedFile(url).provide(key)`.
+    ///
+    /// - Parameters:
+    ///   - url: The file's location. Keep the key elsewhere.
+    ///   - key: The key that encrypts and decrypts the file.
+    ///   - identity: What the file is bound to; by default its name.
+    ///   - durability: `.durable` (the default) or `.relaxed`.
+    /// - Returns: A store of the decrypted value.
+    public static func encryptedFile(
+        _ url: URL,
+        key: EncryptionKey,
+        identity: String? = nil,
+        durability: FileOptions.Durability = .durable
+    ) -> Self {
+        ValueStore<EncryptionKey, Value>.encryptedFile(url, identity: identity, durability: durability).provide(key)
+    }
+
+    /// A store that keeps a `Codable` value in an encrypted file, saving with the keyring's
+    /// current key and reading with any of its keys: the store to use during a key rotation.
+    ///
+    /// ```swift
+    /// let token = ValueStore<Void, String>.encryptedFile(url, keyring: EncryptionKeyring(current: newKey, previous: [oldKey]))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: The file's location.
+    ///   - keyring: The keys to use.
+    ///   - identity: What the file is bound to; by default its name.
+    ///   - durability: `.durable` (the default) or `.relaxed`.
+    /// - Returns: A store of the decrypted value.
+    public static func encryptedFile(
+        _ url: URL,
+        keyring: EncryptionKeyring,
+        identity: String? = nil,
+        durability: FileOptions.Durability = .durable
+    ) -> Self {
+        ValueStore<EncryptionKeyring, Value>.encryptedFile(url, identity: identity, durability: durability).provide(keyring)
+    }
+
+    /// A store that keeps a `Codable` value in an encrypted file whose keys come from a
+    /// ``KeyVault``: it works while the vault is unlocked and throws
+    /// ``ValueStoreError/Code/locked`` while it is locked.
+    ///
+    /// ```swift
+    /// let vault = KeyVault()
+    /// let token = ValueStore<Void, String>.encryptedFile(url, vault: vault)
+    /// ```
+    ///
+    /// > Important: While the vault is locked every operation throws
+    /// > ``ValueStoreError/Code/locked``, never absence, so ``default(_:)`` and ``optional()`` do
+    /// > not stand in for the secret. Removing needs the vault unlocked too.
+    ///
+    /// - Parameters:
+    ///   - url: The file's location.
+    ///   - vault: Where the keys come from.
+    ///   - identity: What the file is bound to; by default its name.
+    ///   - durability: `.durable` (the default) or `.relaxed`.
+    /// - Returns: A store of the decrypted value.
+    public static func encryptedFile(
+        _ url: URL,
+        vault: KeyVault,
+        identity: String? = nil,
+        durability: FileOptions.Durability = .durable
+    ) -> Self {
+        let store = ValueStore<EncryptionKeyring, Value>.encryptedFile(url, identity: identity, durability: durability)
+        let label = store.label ?? "encrypted file"
+        return store.pullback(throwing: { (_: Void) in try vault.keyring(for: label) })
+    }
+}
+
+extension EncryptionKeyring {
+    /// Rewrites an encrypted file with the current key if one of the previous keys wrote it: the
+    /// second half of a key rotation.
+    ///
+    /// ```swift
+    /// let keyring = EncryptionKeyring(current: newKey, previous: [oldKey])
+    /// let rewritten = try await keyring.reencryptFile(at: url)   // true: oldKey had written it
+    /// ```
+    ///
+    /// The file is decrypted and re-encrypted in memory under a fresh nonce and written
+    /// atomically, under the same locks as a save. Once every file is rewritten, the previous key
+    /// can be dropped.
+    ///
+    /// - Parameters:
+    ///   - url: The encrypted file.
+    ///   - identity: The identity the file was written with; by default its name.
+    ///   - durability: `.durable` (the default) or `.relaxed`.
+    /// - Returns: `true` if the file was rewritten, `false` if the current key had written it.
+    /// - Throws: ``ValueStoreError/notFound`` when there is no file, or the error opening it
+    ///   gives; the file is then left as it was.
+    @discardableResult
+    public func reencryptFile(
+        at url: URL,
+        identity: String? = nil,
+        durability: FileOptions.Durability = .durable
+    ) async throws -> Bool {
+        let encrypted = EncryptedFile(url, identity: identity, durability: durability, fileSystem: .live)
+        return try await encrypted.file.exclusively(creatingDirectory: false) { directoryExists in
+            guard directoryExists else {
+                throw ValueStoreError(.notFound, store: encrypted.label, reason: "there is no file to re-encrypt")
+            }
+            return try await encrypted.reencrypt(with: self)
+        }
+    }
+}

@@ -1,0 +1,185 @@
+public import Foundation
+
+/// A 256-bit key for encrypted file stores.
+///
+/// Keep the key apart from the data it protects: in a key file in another directory (created
+/// `0600` by ``loadOrCreate(at:)``), in the platform's keychain (via ``rawRepresentation``), or
+/// derived from a passphrase the user types (``derived(fromPassphrase:saltFile:iterations:)``).
+///
+/// ```swift
+/// let key = try await EncryptionKey.loadOrCreate(at: keysDirectory.appending(path: "vault.key"))
+/// let token = ValueStore<Void, String>.encryptedFile(dataDirectory.appending(path: "token.enc"), key: key)
+/// ```
+///
+/// A key prints only its ``id``, never its bytes. The bytes live in the platform's key type,
+/// which wipes its memory when released.
+public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
+    let secret: SecretKey
+
+    /// The key's public name: 16 hexadecimal digits derived from the key, written into every file
+    /// it encrypts, so a store can tell which key a file needs without revealing the key.
+    public let id: String
+
+    init(_ secret: SecretKey) {
+        self.secret = secret
+        id = secret.identifier.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A new key from the system's secure random generator.
+    ///
+    /// ```swift
+    /// let key = EncryptionKey.random()
+    /// ```
+    ///
+    /// - Returns: A fresh key; save it (``rawRepresentation``) or it is gone with the process.
+    public static func random() -> Self {
+        Self(.random())
+    }
+
+    /// A key from its 32 bytes, such as bytes kept in the platform's keychain.
+    ///
+    /// ```swift
+    /// let key = try EncryptionKey(data: bytesFromKeychain)
+    /// ```
+    ///
+    /// - Parameter data: Exactly 32 bytes.
+    /// - Throws: ``ValueStoreError/Code/invalidConfiguration`` for any other length.
+    public init(data: Data) throws {
+        guard let secret = SecretKey(bytes: data) else {
+            throw ValueStoreError(
+                .invalidConfiguration,
+                reason: "an encryption key has \(SecretKey.byteCount) bytes, not \(data.count)"
+            )
+        }
+        self.init(secret)
+    }
+
+    /// The key's 32 bytes, to keep in a keychain or a key file. Handle with care.
+    public var rawRepresentation: Data {
+        secret.bytes
+    }
+
+    /// Names the key by its ``id`` only.
+    public var description: String {
+        "EncryptionKey(id: \(id))"
+    }
+
+    /// Keys are equal when their ids are, which happens only for the same key.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.id == rhs.id
+    }
+
+    /// Hashes the key's id.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
+}
+
+// MARK: - Key files
+
+extension EncryptionKey {
+    /// Loads the key kept in a key file, or creates the file with a new random key.
+    ///
+    /// ```swift
+    /// let key = try await EncryptionKey.loadOrCreate(at: keysDirectory.appending(path: "vault.key"))
+    /// ```
+    ///
+    /// The file is created `0600` in a `0700` directory, written atomically and durably, under the
+    /// same cross-process lock as the file stores, so two processes racing to create it end up
+    /// with the same key. Keep it apart from the encrypted files: a key next to its data protects
+    /// nothing.
+    ///
+    /// - Parameter url: Where the key file lives.
+    /// - Returns: The key in the file.
+    /// - Throws: ``ValueStoreError/Code/corrupted`` when the file is not a key file,
+    ///   ``ValueStoreError/Code/invalidConfiguration`` when other users may read it, or an I/O
+    ///   error. A bad key file is never replaced.
+    public static func loadOrCreate(at url: URL) async throws -> Self {
+        let file = DurableFile(url, options: .private, fileSystem: .live)
+        return try await file.exclusively { _ in
+            if let data = try await file.readConcurrently() {
+                try KeyFileFormat.requirePrivate(file)
+                return try KeyFileFormat.key(from: data, file: file)
+            }
+            let key = Self.random()
+            try await file.storeConcurrently(KeyFileFormat.bytes(of: key))
+            return key
+        }
+    }
+}
+
+// MARK: - Passphrases
+
+extension EncryptionKey {
+    /// The fewest PBKDF2 iterations accepted, as OWASP's guidance for PBKDF2-HMAC-SHA256 allows.
+    public static let minimumIterations = 210_000
+
+    /// Derives a key from a passphrase with PBKDF2-HMAC-SHA256.
+    ///
+    /// ```swift
+    /// let key = try EncryptionKey.derived(fromPassphrase: passphrase, salt: salt)
+    /// ```
+    ///
+    /// The same passphrase, salt and iteration count always give the same key. Use a random salt
+    /// of 16 bytes or more per user, stored with the data; ``derived(fromPassphrase:saltFile:iterations:)``
+    /// does that for you.
+    ///
+    /// - Parameters:
+    ///   - passphrase: What the user typed.
+    ///   - salt: Random bytes stored with the data, at least 16.
+    ///   - iterations: The PBKDF2 work factor; 600,000 by default, ``minimumIterations`` at least.
+    /// - Returns: The derived key.
+    /// - Throws: ``ValueStoreError/Code/invalidConfiguration`` for a short salt or too few
+    ///   iterations.
+    public static func derived(fromPassphrase passphrase: String, salt: Data, iterations: Int = 600_000) throws -> Self {
+        guard salt.count >= 16 else {
+            throw ValueStoreError(.invalidConfiguration, reason: "a passphrase salt needs 16 bytes or more, not \(salt.count)")
+        }
+        guard iterations >= minimumIterations else {
+            throw ValueStoreError(
+                .invalidConfiguration,
+                reason: "PBKDF2 needs \(minimumIterations) iterations or more, not \(iterations)"
+            )
+        }
+        return Self(try SecretKey.derive(passphrase: passphrase, salt: salt, iterations: iterations))
+    }
+
+    /// Derives a key from a passphrase, with a random salt and the iteration count kept in a
+    /// small file stored with the data (created on first use).
+    ///
+    /// ```swift
+    /// let key = try await EncryptionKey.derived(
+    ///     fromPassphrase: passphrase,
+    ///     saltFile: dataDirectory.appending(path: "vault.salt")
+    /// )
+    /// ```
+    ///
+    /// The salt file is not secret, and it is needed to derive the key again: keep it with the
+    /// encrypted files and back it up with them. A wrong passphrase gives a different key, so
+    /// loads then fail with ``ValueStoreError/Code/wrongKey``.
+    ///
+    /// - Parameters:
+    ///   - passphrase: What the user typed.
+    ///   - saltFile: Where the salt lives; created `0600` with a random 16-byte salt if missing.
+    ///   - iterations: The work factor written into a new salt file; an existing file's own count
+    ///     is used, so changing this later does not change the key.
+    /// - Returns: The derived key.
+    /// - Throws: ``ValueStoreError/Code/corrupted`` when the salt file is damaged, or an I/O
+    ///   error. A bad salt file is never replaced.
+    public static func derived(
+        fromPassphrase passphrase: String,
+        saltFile: URL,
+        iterations: Int = 600_000
+    ) async throws -> Self {
+        let file = DurableFile(saltFile, options: .private, fileSystem: .live)
+        let (salt, storedIterations) = try await file.exclusively { _ in
+            if let data = try await file.readConcurrently() {
+                return try SaltFileFormat.parameters(from: data, file: file)
+            }
+            let salt = SecretKey.random().bytes.prefix(16)
+            try await file.storeConcurrently(SaltFileFormat.bytes(salt: salt, iterations: iterations))
+            return (Data(salt), iterations)
+        }
+        return try derived(fromPassphrase: passphrase, salt: salt, iterations: storedIterations)
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// A ``DurableFile`` whose bytes are sealed with a key: decrypted after reading and encrypted
+/// before writing, in memory, so plaintext never reaches the disk, not even a temporary file.
+struct EncryptedFile: Sendable {
+    let file: DurableFile
+    /// What the file's authenticated data binds it to: by default its name.
+    let identity: String
+
+    init(_ url: URL, identity: String?, durability: FileOptions.Durability, fileSystem: FileSystem) {
+        file = DurableFile(url, options: FileOptions(durability: durability, permissions: 0o600), fileSystem: fileSystem)
+        self.identity = identity ?? file.name
+    }
+
+    var label: String { file.label }
+
+    func decrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Data {
+        try EncryptedFileFormat.open(sealed, with: keyring, identity: identity, store: label)
+    }
+
+    func encrypt(_ plaintext: Data, with keyring: EncryptionKeyring) throws -> Data {
+        do {
+            return try EncryptedFileFormat.seal(plaintext, with: keyring.current, identity: identity)
+        } catch {
+            throw ValueStoreError(.encodingFailed, store: label, reason: "encryption failed", underlyingError: error)
+        }
+    }
+
+    /// The plaintext, or `nil` when there is no file; off the caller's executor.
+    @concurrent func readDecrypted(with keyring: EncryptionKeyring) async throws -> Data? {
+        try file.read().map { try decrypt($0, with: keyring) }
+    }
+
+    /// Encrypts and writes `plaintext`, or deletes the file for `nil`; off the caller's executor.
+    /// The lock must be held.
+    @concurrent func store(_ plaintext: Data?, with keyring: EncryptionKeyring) async throws {
+        try file.store(plaintext.map { try encrypt($0, with: keyring) })
+    }
+
+    /// Rewrites the file with the keyring's current key if another key wrote it.
+    /// The lock must be held.
+    @concurrent func reencrypt(with keyring: EncryptionKeyring) async throws -> Bool {
+        guard let sealed = try file.read() else {
+            throw ValueStoreError(.notFound, store: label, reason: "there is no file to re-encrypt")
+        }
+        if EncryptedFileFormat.keyID(of: sealed) == keyring.current.id {
+            // Still authenticate, so a damaged file is reported rather than reported as current.
+            _ = try decrypt(sealed, with: keyring)
+            return false
+        }
+        try file.write(encrypt(decrypt(sealed, with: keyring), with: keyring))
+        return true
+    }
+}

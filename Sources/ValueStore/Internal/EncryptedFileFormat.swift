@@ -1,0 +1,124 @@
+import Foundation
+
+/// The bytes of an encrypted file, version 1, documented byte by byte in
+/// Documentation/EncryptedFiles.md:
+///
+/// | Offset | Size | Field |
+/// |---|---|---|
+/// | 0 | 4 | magic `VSEF` |
+/// | 4 | 1 | format version, 1 |
+/// | 5 | 1 | algorithm, 1 = AES-256-GCM |
+/// | 6 | 2 | reserved, zero |
+/// | 8 | 8 | key id: which key encrypted the file |
+/// | 16 | 8 | item id: the first 8 bytes of SHA-256 of the item's identity |
+/// | 24 | 12 | nonce, random for every save |
+/// | 36 | 8 | ciphertext length, big-endian |
+/// | 44 | n | ciphertext |
+/// | 44 + n | 16 | authentication tag |
+///
+/// The authenticated data is the 44-byte header followed by the item's identity, so changing any
+/// byte, or moving the file to another item's name, fails authentication.
+enum EncryptedFileFormat {
+    static let magic = Data("VSEF".utf8)
+    static let version: UInt8 = 1
+    static let aes256GCM: UInt8 = 1
+    static let headerByteCount = 44
+
+    /// Encrypts `plaintext` for the item `identity` with `key`, under a fresh random nonce.
+    static func seal(_ plaintext: Data, with key: EncryptionKey, identity: String) throws -> Data {
+        // The nonce is part of the authenticated header, so it is drawn first.
+        let nonce = Cipher.randomNonce()
+        var header = magic + [version, aes256GCM, 0, 0] + keyID(key) + itemID(identity) + nonce
+        withUnsafeBytes(of: UInt64(plaintext.count).bigEndian) { header.append(contentsOf: $0) }
+        let sealed = try Cipher.seal(plaintext, using: key.secret, nonce: nonce, authenticating: authenticatedData(header, identity))
+        return header + sealed.ciphertext + sealed.tag
+    }
+
+    /// Decrypts a file for the item `identity`, with whichever key of `keyring` wrote it.
+    ///
+    /// Each way a file can be wrong has its own error, and none of them is `notFound`.
+    static func open(_ file: Data, with keyring: EncryptionKeyring, identity: String, store: String) throws -> Data {
+        let bytes = Array(file)
+        func failure(_ code: ValueStoreError.Code, _ reason: String) -> ValueStoreError {
+            ValueStoreError(code, store: store, reason: reason)
+        }
+        guard !bytes.isEmpty else {
+            throw failure(.corrupted, "the file is empty (0 bytes), not an encrypted file")
+        }
+        guard bytes.starts(with: magic) else {
+            throw failure(.corrupted, "the file is not a ValueStore encrypted file (it does not start with 'VSEF')")
+        }
+        guard bytes.count > 4 else {
+            throw failure(.corrupted, "the file is truncated: \(bytes.count) bytes, shorter than the header")
+        }
+        guard bytes[4] == version else {
+            throw failure(.unsupportedFormat, "the file is in format version \(bytes[4]); this library reads version \(version)")
+        }
+        guard bytes.count >= headerByteCount + Cipher.tagByteCount else {
+            throw failure(.corrupted, "the file is truncated: \(bytes.count) bytes, shorter than a header and a tag")
+        }
+        guard bytes[5] == aes256GCM else {
+            throw failure(.unsupportedFormat, "the file uses encryption algorithm \(bytes[5]); this library knows 1 (AES-256-GCM)")
+        }
+        let length = bytes[36..<44].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let expected = UInt64(headerByteCount + Cipher.tagByteCount).addingReportingOverflow(length)
+        guard !expected.overflow, expected.partialValue == UInt64(bytes.count) else {
+            let shorter = expected.overflow || expected.partialValue > UInt64(bytes.count)
+            throw failure(
+                .corrupted,
+                shorter
+                    ? "the file is truncated: its header promises \(length) bytes of data, the file holds \(bytes.count - headerByteCount - Cipher.tagByteCount)"
+                    : "the file has \(UInt64(bytes.count) - expected.partialValue) unexpected bytes after its data"
+            )
+        }
+        guard Data(bytes[16..<24]) == itemID(identity) else {
+            throw failure(
+                .itemMismatch,
+                "the file was encrypted for another item, not '\(identity)': it was copied or renamed from another item's file"
+            )
+        }
+        let id = hex(bytes[8..<16])
+        guard let key = keyring.key(withID: id) else {
+            throw failure(
+                .wrongKey,
+                "the file was encrypted with key \(id), but the store holds \(keyring.ids.joined(separator: ", "))"
+            )
+        }
+        let header = Data(bytes[0..<headerByteCount])
+        guard let plaintext = try Cipher.open(
+            ciphertext: Data(bytes[headerByteCount..<(bytes.count - Cipher.tagByteCount)]),
+            nonce: Data(bytes[24..<36]),
+            tag: Data(bytes[(bytes.count - Cipher.tagByteCount)...]),
+            using: key.secret,
+            authenticating: authenticatedData(header, identity)
+        ) else {
+            throw failure(
+                .authenticationFailed,
+                "the file failed authentication: it was changed after it was written (tampered with or damaged)"
+            )
+        }
+        return plaintext
+    }
+
+    /// The id of the key that wrote a file, if it looks like an encrypted file.
+    static func keyID(of file: Data) -> String? {
+        guard file.count >= headerByteCount, file.starts(with: magic) else { return nil }
+        return hex(Array(file)[8..<16])
+    }
+
+    private static func keyID(_ key: EncryptionKey) -> Data {
+        key.secret.identifier
+    }
+
+    private static func itemID(_ identity: String) -> Data {
+        Digest.sha256(Data("ValueStore item \(identity)".utf8)).prefix(8)
+    }
+
+    private static func authenticatedData(_ header: Data, _ identity: String) -> Data {
+        header + Data(identity.utf8)
+    }
+
+    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import ValueStore
+
+@Suite struct EncryptionKeyTests {
+    @Test func randomKeysDiffer() {
+        let first = EncryptionKey.random()
+        let second = EncryptionKey.random()
+        #expect(first != second)
+        #expect(first.rawRepresentation.count == 32)
+        #expect(first.id.count == 16)
+    }
+
+    @Test func keysRoundTripThroughTheirBytes() throws {
+        let key = EncryptionKey.random()
+        let copy = try EncryptionKey(data: key.rawRepresentation)
+        #expect(copy == key)
+        #expect(copy.id == key.id)
+    }
+
+    @Test(arguments: [0, 16, 31, 33, 64])
+    func keysMustHave32Bytes(count: Int) {
+        let error = #expect(throws: ValueStoreError.self) { try EncryptionKey(data: Data(count: count)) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.reason == "an encryption key has 32 bytes, not \(count)")
+    }
+
+    @Test func keysNeverPrintTheirBytes() {
+        let key = EncryptionKey.random()
+        #expect(String(describing: key) == "EncryptionKey(id: \(key.id))")
+        #expect(String(reflecting: key) == "EncryptionKey(id: \(key.id))")
+    }
+
+    @Test func aKeyFileIsCreatedPrivateAndReadBack() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "keys/vault.key")
+            let created = try await EncryptionKey.loadOrCreate(at: url)
+            let loaded = try await EncryptionKey.loadOrCreate(at: url)
+            #expect(created == loaded)
+            #expect(try url.permissions() == 0o600)
+            #expect(try url.deletingLastPathComponent().permissions() == 0o700)
+            #expect(try url.bytes().count == 37)
+        }
+    }
+
+    @Test func processesAndTasksRacingToCreateAKeyGetTheSameOne() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "vault.key")
+            let keys = Locked<Set<String>>([])
+            try await concurrently(50) { _ in
+                let key = try await EncryptionKey.loadOrCreate(at: url)
+                keys.withLock { _ = $0.insert(key.id) }
+            }
+            #expect(keys.withLock { $0.count } == 1)
+        }
+    }
+
+    @Test func aDamagedKeyFileIsReportedNeverReplaced() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "vault.key")
+            try Data("not a key".utf8).write(to: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path(percentEncoded: false))
+            let error = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
+            #expect(error?.code == .corrupted)
+            #expect(try url.bytes() == Data("not a key".utf8))
+        }
+    }
+
+    @Test func aKeyFileOthersCanReadIsRefused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "vault.key")
+            _ = try await EncryptionKey.loadOrCreate(at: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path(percentEncoded: false))
+            let error = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.reason?.contains("chmod 600") == true)
+        }
+    }
+
+    @Test func passphrasesDeriveTheSameKeyFromTheSameSalt() throws {
+        let salt = Data(repeating: 7, count: 16)
+        let first = try SecretKey.derive(passphrase: "open sesame", salt: salt, iterations: 1_000)
+        let again = try SecretKey.derive(passphrase: "open sesame", salt: salt, iterations: 1_000)
+        let otherSalt = try SecretKey.derive(passphrase: "open sesame", salt: Data(repeating: 8, count: 16), iterations: 1_000)
+        let otherPassphrase = try SecretKey.derive(passphrase: "open sesame!", salt: salt, iterations: 1_000)
+        #expect(first.bytes == again.bytes)
+        #expect(first.bytes != otherSalt.bytes)
+        #expect(first.bytes != otherPassphrase.bytes)
+    }
+
+    @Test func derivationMatchesAPublishedPBKDF2Vector() throws {
+        // RFC 7914, section 11: PBKDF2-HMAC-SHA256, P = "passwd", S = "salt", c = 1, dkLen = 64.
+        let key = try SecretKey.derive(passphrase: "passwd", salt: Data("salt".utf8), iterations: 1)
+        #expect(key.bytes.map { String(format: "%02x", $0) }.joined() == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc")
+    }
+
+    @Test func weakParametersAreRefused() {
+        let fewIterations = #expect(throws: ValueStoreError.self) {
+            try EncryptionKey.derived(fromPassphrase: "x", salt: Data(count: 16), iterations: 1_000)
+        }
+        #expect(fewIterations?.code == .invalidConfiguration)
+        let shortSalt = #expect(throws: ValueStoreError.self) {
+            try EncryptionKey.derived(fromPassphrase: "x", salt: Data(count: 8))
+        }
+        #expect(shortSalt?.code == .invalidConfiguration)
+    }
+
+    @Test func aSaltFileKeepsTheSaltAndTheIterationsWithTheData() async throws {
+        try await TemporaryDirectory.with { directory in
+            let saltFile = directory.appending(path: "vault.salt")
+            let key = try await EncryptionKey.derived(
+                fromPassphrase: "correct horse",
+                saltFile: saltFile,
+                iterations: EncryptionKey.minimumIterations
+            )
+            #expect(try saltFile.bytes().count == 25)
+            #expect(try saltFile.permissions() == 0o600)
+            let again = try await EncryptionKey.derived(fromPassphrase: "correct horse", saltFile: saltFile, iterations: 900_000)
+            #expect(again == key, "an existing salt file's own iteration count is used")
+            let wrong = try await EncryptionKey.derived(fromPassphrase: "correct horse!", saltFile: saltFile)
+            #expect(wrong != key)
+
+            let url = directory.appending(path: "diary.enc")
+            try await ValueStore<Void, String>.encryptedFile(url, key: key).save("dear diary")
+            await #expect(throws: ValueStoreError(.wrongKey)) {
+                try await ValueStore<Void, String>.encryptedFile(url, key: wrong).load()
+            }
+        }
+    }
+}
