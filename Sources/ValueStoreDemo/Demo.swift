@@ -4,11 +4,12 @@ import ValueStore
 /// The scenario `swift run ValueStoreDemo` plays, one step a function.
 struct Demo {
     let directory: URL
+    let vault = KeyVault()
     let persistence: Persistence
 
     init(directory: URL) {
         self.directory = directory
-        persistence = .live(directory: directory)
+        persistence = .live(directory: directory, vault: vault)
     }
 
     func run() async throws {
@@ -17,6 +18,7 @@ struct Demo {
         try await saveAndReload()
         try await updateConcurrently()
         try await reportDamage()
+        try await keepASecret()
         try await useMocks()
     }
 
@@ -51,7 +53,7 @@ struct Demo {
         var settings = try await persistence.settings.load()
         settings.fontSize += 1
         try await persistence.settings.save(settings)
-        let reloaded = try await Persistence.live(directory: directory).settings.load()
+        let reloaded = try await Persistence.live(directory: directory, vault: vault).settings.load()
         say("Saved font size \(settings.fontSize); a fresh store reads \(reloaded.fontSize) from settings.json.")
     }
 
@@ -88,6 +90,39 @@ struct Demo {
             let aside = try await FileQuarantine.moveAside(url)
             say("The app moved it aside for recovery: \(aside.lastPathComponent).")
             say("Now the default applies: theme \(try await store.load().theme).")
+        }
+    }
+
+    /// A credential kept encrypted, with its key in a separate file, behind a lockable vault.
+    func keepASecret() async throws {
+        step("An encrypted credential")
+        let keyFile = directory.appending(path: "keys/credential.key")
+        vault.unlock(with: try await EncryptionKey.loadOrCreate(at: keyFile))
+        say("The key lives in keys/credential.key (mode 0600), apart from the data in secure/.")
+
+        let credential = Credential(account: "ada@example.com", password: "correct horse battery staple")
+        try await persistence.credential.save(credential)
+        let file = directory.appending(path: "secure/credential.enc")
+        let bytes = try Data(contentsOf: file)
+        say("Saved it; secure/credential.enc holds \(bytes.count) bytes and begins:")
+        say("  " + bytes.prefix(24).map { String(format: "%02x", $0) }.joined(separator: " ") + " …")
+        let leaks = bytes.range(of: Data(credential.password.utf8)) != nil || bytes.range(of: Data("ada".utf8)) != nil
+        say(leaks ? "The password is readable in the file!" : "Neither the account nor the password appears in the file.")
+        say("Loaded back with the key: \(try await persistence.credential.load().account).")
+
+        do {
+            _ = try await ValueStore<Void, Credential>.encryptedFile(file, key: .random()).load()
+        } catch let error as ValueStoreError {
+            say("Loading with another key fails with `\(error.code)`:")
+            say("  \(error)")
+        }
+
+        vault.lock()
+        do {
+            _ = try await persistence.credential.default(Credential(account: "guest", password: "")).load()
+        } catch let error as ValueStoreError {
+            say("With the vault locked, even a store with a default fails with `\(error.code)`:")
+            say("  \(error)")
         }
     }
 

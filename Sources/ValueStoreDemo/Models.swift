@@ -17,3 +17,9 @@ struct LegacyPreferences: Codable, Sendable {
         Settings(theme: darkMode ? "dark" : "light", fontSize: textSize, recentSearches: [])
     }
 }
+
+/// A sign-in the app keeps encrypted.
+struct Credential: Codable, Equatable, Sendable {
+    var account: String
+    var password: String
+}

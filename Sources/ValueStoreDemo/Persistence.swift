@@ -7,15 +7,18 @@ struct Persistence: Sendable {
     var launchCount: ValueStore<Void, Int>
     var settings: ValueStore<Void, Settings>
     var legacyPreferences: ValueStore<Void, LegacyPreferences>
+    var credential: ValueStore<Void, Credential>
 }
 
 extension Persistence {
-    /// Real files under `directory`.
-    static func live(directory: URL) -> Self {
+    /// Real files under `directory`; the credential is encrypted with keys from `vault`, and
+    /// reads and writes fail with `locked` until the app unlocks it.
+    static func live(directory: URL, vault: KeyVault) -> Self {
         Self(
             launchCount: .launchCount(in: directory),
             settings: .settings(in: directory),
-            legacyPreferences: .legacyPreferences(in: directory)
+            legacyPreferences: .legacyPreferences(in: directory),
+            credential: .credential(in: directory, vault: vault)
         )
     }
 
@@ -24,7 +27,8 @@ extension Persistence {
         Self(
             launchCount: ValueStore<Void, Int>.inMemory().default(0),
             settings: .inMemory(.standard),
-            legacyPreferences: .inMemory()
+            legacyPreferences: .inMemory(),
+            credential: .inMemory()
         )
     }
 }
@@ -53,5 +57,12 @@ extension ValueStore where Environment == Void, Value == LegacyPreferences {
     /// Where version 1 of the app kept its preferences.
     static func legacyPreferences(in directory: URL) -> Self {
         .plistFile(directory.appending(path: "preferences.plist"))
+    }
+}
+
+extension ValueStore where Environment == Void, Value == Credential {
+    /// The sign-in, encrypted; the key lives elsewhere (see `Demo.unlock`).
+    static func credential(in directory: URL, vault: KeyVault) -> Self {
+        .encryptedFile(directory.appending(path: "secure/credential.enc"), vault: vault)
     }
 }

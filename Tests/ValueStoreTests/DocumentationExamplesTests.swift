@@ -255,4 +255,77 @@ struct AppEnvironment: Sendable {
             #expect(try await readable.load() == Preferences())
         }
     }
+
+    @Test func encryptedFiles() async throws {
+        try await TemporaryDirectory.with { directory in
+            let keysDirectory = directory.appending(path: "keys")
+            let dataDirectory = directory.appending(path: "data")
+
+            let key = try await EncryptionKey.loadOrCreate(at: keysDirectory.appending(path: "vault.key"))
+            let token = ValueStore<Void, String>.encryptedFile(dataDirectory.appending(path: "token.enc"), key: key)
+            try await token.save("s3cr3t")
+
+            #expect(try await token.load() == "s3cr3t")
+        }
+    }
+
+    @Test func passphraseKeys() async throws {
+        try await TemporaryDirectory.with { dataDirectory in
+            let passphrase = "correct horse battery staple"
+            let key = try await EncryptionKey.derived(
+                fromPassphrase: passphrase,
+                saltFile: dataDirectory.appending(path: "vault.salt")
+            )
+            let diary = ValueStore<Void, String>.encryptedFile(dataDirectory.appending(path: "diary.enc"), key: key)
+
+            try await diary.save("dear diary")
+            #expect(try await diary.load() == "dear diary")
+        }
+    }
+
+    @Test func keysFromTheEnvironment() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let session = (user: "ada", key: EncryptionKey.random())
+
+            let tokens = ValueStore<EncryptionKey, String>.encryptedFile(url)
+            _ = try await tokens.save("s3cr3t", session.key)
+            let value = try await tokens.load(session.key)
+
+            #expect(value == "s3cr3t")
+        }
+    }
+
+    @Test func vaults() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let key = EncryptionKey.random()
+
+            let vault = KeyVault()                                   // locked
+            let token = ValueStore<Void, String>.encryptedFile(url, vault: vault)
+            vault.unlock(with: key)
+            try await token.save("s3cr3t")
+            vault.lock()
+            // try await token.load() now throws ValueStoreError.locked
+
+            await #expect(throws: ValueStoreError(.locked)) { try await token.load() }
+        }
+    }
+
+    @Test func keyRotation() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let oldKey = EncryptionKey.random()
+            let newKey = EncryptionKey.random()
+            try await ValueStore<Void, String>.encryptedFile(url, key: oldKey).save("s3cr3t")
+
+            let keyring = EncryptionKeyring(current: newKey, previous: [oldKey])
+            let token = ValueStore<Void, String>.encryptedFile(url, keyring: keyring)
+            let value = try await token.load()                        // read with oldKey
+            try await keyring.reencryptFile(at: url)                  // rewritten with newKey
+
+            #expect(value == "s3cr3t")
+            #expect(try await ValueStore<Void, String>.encryptedFile(url, key: newKey).load() == "s3cr3t")
+        }
+    }
 }
