@@ -90,9 +90,7 @@ public struct ValueStore<Environment, Value>: Sendable {
         save: @escaping @Sendable (_ value: Value, _ environment: Environment) async throws -> Value,
         remove: @escaping @Sendable (_ environment: Environment) async throws -> Void
     ) {
-        self.load = load
-        self.save = save
-        self.remove = remove
+        self.init(label: nil, transaction: nil, immediate: .none, returnsSavedValue: false, load: load, save: save, remove: remove)
     }
 
     /// Creates a store that keeps a backend's transaction and description.

@@ -71,17 +71,10 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
                 return try encrypted.decrypt(sealed, with: keyring)
             },
             save: { plaintext, keyring in
-                let sealed = try encrypted.encrypt(plaintext, with: keyring)
-                try await file.exclusively { _ in try file.write(sealed) }
+                try await file.save(encrypted.encrypt(plaintext, with: keyring))
                 return plaintext
             },
-            remove: { _ in
-                try await file.exclusively(creatingDirectory: false) { directoryExists in
-                    if directoryExists {
-                        try file.delete()
-                    }
-                }
-            }
+            remove: { _ in try await file.remove() }
         )
     }
 }

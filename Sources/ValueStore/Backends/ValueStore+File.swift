@@ -57,16 +57,10 @@ extension ValueStore where Environment == Void, Value == Data {
                 return data
             },
             save: { data, _ in
-                try await file.exclusively { _ in try file.write(data) }
+                try await file.save(data)
                 return data
             },
-            remove: { _ in
-                try await file.exclusively(creatingDirectory: false) { directoryExists in
-                    if directoryExists {
-                        try file.delete()
-                    }
-                }
-            }
+            remove: { _ in try await file.remove() }
         )
     }
 }

@@ -141,13 +141,7 @@ extension DurableFile {
             removeQuietly(temporary)
             throw failure(step, error)
         }
-        if isDurable {
-            do {
-                try synchronizeDirectory()
-            } catch {
-                throw failure("sync the directory after replacing the file; the new value may not survive a power loss", error)
-            }
-        }
+        try synchronizeDirectory(after: "replacing the file; the new value may not survive a power loss")
     }
 
     /// Removes the file; removing a missing file succeeds.
@@ -159,13 +153,7 @@ extension DurableFile {
         } catch {
             throw failure("remove the file", error)
         }
-        if isDurable {
-            do {
-                try synchronizeDirectory()
-            } catch {
-                throw failure("sync the directory after removing the file; the removal may not survive a power loss", error)
-            }
-        }
+        try synchronizeDirectory(after: "removing the file; the removal may not survive a power loss")
     }
 
     /// Writes `data`, or deletes the file for `nil`.
@@ -194,13 +182,7 @@ extension DurableFile {
         } catch {
             throw failure("move the file aside to '\(aside)'", error)
         }
-        if isDurable {
-            do {
-                try synchronizeDirectory()
-            } catch {
-                throw failure("sync the directory after moving the file aside", error)
-            }
-        }
+        try synchronizeDirectory(after: "moving the file aside")
         return aside
     }
 
@@ -217,10 +199,16 @@ extension DurableFile {
         }
     }
 
-    private func synchronizeDirectory() throws {
-        let descriptor = try fileSystem.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
-        defer { closeQuietly(descriptor) }
-        try fileSystem.synchronize(descriptor)
+    /// Syncs the directory, when durable, so a rename or unlink in it survives a power loss.
+    private func synchronizeDirectory(after change: String) throws {
+        guard isDurable else { return }
+        do {
+            let descriptor = try fileSystem.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+            defer { closeQuietly(descriptor) }
+            try fileSystem.synchronize(descriptor)
+        } catch {
+            throw failure("sync the directory after \(change)", error)
+        }
     }
 
     /// Closes a descriptor whose data is already safe or abandoned, so a failure loses nothing.
@@ -238,6 +226,25 @@ extension DurableFile {
             try fileSystem.unlink(path)
         } catch {
             // An orphan is never read as data, and the next process to write removes it.
+        }
+    }
+}
+
+// MARK: - Whole operations, taking the locks
+
+extension DurableFile {
+    /// Replaces the file with `data` under the locks.
+    func save(_ data: Data) async throws {
+        try await exclusively { _ in try write(data) }
+    }
+
+    /// Removes the file under the locks; removing a missing file, even from a missing
+    /// directory, succeeds without creating anything.
+    func remove() async throws {
+        try await exclusively(creatingDirectory: false) { directoryExists in
+            if directoryExists {
+                try delete()
+            }
         }
     }
 }
