@@ -38,7 +38,12 @@ enum EncryptedFileFormat {
     ///
     /// Each way a file can be wrong has its own error, and none of them is `notFound`.
     static func open(_ file: Data, with keyring: EncryptionKeyring, identity: String, store: String) throws -> Data {
-        let bytes = Array(file)
+        // Fields are slices of the file, read at offsets from its start (it may itself be a slice).
+        let bytes = file
+        let start = bytes.startIndex
+        func field(_ range: Range<Int>) -> Data {
+            bytes[(start + range.lowerBound)..<(start + range.upperBound)]
+        }
         func failure(_ code: ValueStoreError.Code, _ reason: String) -> ValueStoreError {
             ValueStoreError(code, store: store, reason: reason)
         }
@@ -51,16 +56,18 @@ enum EncryptedFileFormat {
         guard bytes.count > 4 else {
             throw failure(.corrupted, "the file is truncated: \(bytes.count) bytes, shorter than the header")
         }
-        guard bytes[4] == version else {
-            throw failure(.unsupportedFormat, "the file is in format version \(bytes[4]); this library reads version \(version)")
+        let fileVersion = bytes[start + 4]
+        guard fileVersion == version else {
+            throw failure(.unsupportedFormat, "the file is in format version \(fileVersion); this library reads version \(version)")
         }
         guard bytes.count >= headerByteCount + Cipher.tagByteCount else {
             throw failure(.corrupted, "the file is truncated: \(bytes.count) bytes, shorter than a header and a tag")
         }
-        guard bytes[5] == aes256GCM else {
-            throw failure(.unsupportedFormat, "the file uses encryption algorithm \(bytes[5]); this library knows 1 (AES-256-GCM)")
+        let algorithm = bytes[start + 5]
+        guard algorithm == aes256GCM else {
+            throw failure(.unsupportedFormat, "the file uses encryption algorithm \(algorithm); this library knows 1 (AES-256-GCM)")
         }
-        let length = bytes[36..<44].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let length = field(36..<44).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let expected = UInt64(headerByteCount + Cipher.tagByteCount).addingReportingOverflow(length)
         guard !expected.overflow, expected.partialValue == UInt64(bytes.count) else {
             let shorter = expected.overflow || expected.partialValue > UInt64(bytes.count)
@@ -71,26 +78,25 @@ enum EncryptedFileFormat {
                     : "the file has \(UInt64(bytes.count) - expected.partialValue) unexpected bytes after its data"
             )
         }
-        guard Data(bytes[16..<24]) == itemID(identity) else {
+        guard field(16..<24).elementsEqual(itemID(identity)) else {
             throw failure(
                 .itemMismatch,
                 "the file was encrypted for another item, not '\(identity)': it was copied or renamed from another item's file"
             )
         }
-        let id = hex(bytes[8..<16])
+        let id = hex(field(8..<16))
         guard let key = keyring.key(withID: id) else {
             throw failure(
                 .wrongKey,
                 "the file was encrypted with key \(id), but the store holds \(keyring.ids.joined(separator: ", "))"
             )
         }
-        let header = Data(bytes[0..<headerByteCount])
         guard let plaintext = try Cipher.open(
-            ciphertext: Data(bytes[headerByteCount..<(bytes.count - Cipher.tagByteCount)]),
-            nonce: Data(bytes[24..<36]),
-            tag: Data(bytes[(bytes.count - Cipher.tagByteCount)...]),
+            ciphertext: field(headerByteCount..<(bytes.count - Cipher.tagByteCount)),
+            nonce: field(24..<36),
+            tag: field((bytes.count - Cipher.tagByteCount)..<bytes.count),
             using: key.secret,
-            authenticating: authenticatedData(header, identity)
+            authenticating: authenticatedData(field(0..<headerByteCount), identity)
         ) else {
             throw failure(
                 .authenticationFailed,
@@ -103,7 +109,7 @@ enum EncryptedFileFormat {
     /// The id of the key that wrote a file, if it looks like an encrypted file.
     static func keyID(of file: Data) -> String? {
         guard file.count >= headerByteCount, file.starts(with: magic) else { return nil }
-        return hex(Array(file)[8..<16])
+        return hex(file[(file.startIndex + 8)..<(file.startIndex + 16)])
     }
 
     private static func keyID(_ key: EncryptionKey) -> Data {
