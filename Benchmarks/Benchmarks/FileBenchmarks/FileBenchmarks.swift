@@ -7,32 +7,46 @@ import ValueStore
 // run (see targets.txt). Every benchmark works in a fresh directory of its own.
 
 extension Benchmark.Configuration {
-    /// Saves wait for two syncs to reach the disk: milliseconds, so each sample is one save.
-    static var saving: Self {
-        Self(metrics: [.wallClock], warmupIterations: 3, maxDuration: .seconds(4), maxIterations: 2_000)
+    /// Each sample is one operation: file work takes microseconds to tens of milliseconds.
+    ///
+    /// 1 KB saves take about half a millisecond, mostly two syncs, and stop at `iterations`;
+    /// 600 KB rows take tens of milliseconds and stop at `seconds`. The whole target runs in
+    /// about two minutes.
+    static func fileWork(iterations: Int, seconds: Int) -> Self {
+        Self(metrics: [.wallClock], warmupIterations: 3, maxDuration: .seconds(seconds), maxIterations: iterations)
     }
 
-    /// Loads take microseconds for the small value: more samples in less time.
-    static var loading: Self {
-        Self(metrics: [.wallClock], warmupIterations: 10, maxDuration: .seconds(2), maxIterations: 10_000)
-    }
+    /// Saves of the 1 KB value, the comparison rows included.
+    static var smallSaves: Self { fileWork(iterations: 4_000, seconds: 4) }
+
+    /// Loads of the 1 KB value: tens of microseconds each.
+    static var smallLoads: Self { fileWork(iterations: 10_000, seconds: 2) }
+
+    /// Saves and loads of the 600 KB value.
+    static var largeValue: Self { fileWork(iterations: 1_000, seconds: 6) }
 }
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .saving
+    Benchmark.defaultConfiguration = .smallSaves
 
     for format in [Format<Settings>.json, .plist] {
-        registerRows(format, value: Settings.sample, size: "1 KB")
+        registerRows(format, value: Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
     }
     for format in [Format<Library>.json, .plist] {
-        registerRows(format, value: Library.sample, size: "600 KB")
+        registerRows(format, value: Library.sample, size: "600 KB", saves: .largeValue, loads: .largeValue)
     }
     registerComparisons()
 }
 
 /// The floors and the store rows for one format and one value.
-func registerRows<Value: Codable & Sendable & Equatable>(_ format: Format<Value>, value: Value, size: String) {
-    benchmarkInFreshDirectory("Floor: \(format.name) \(size) durable write", configuration: .saving) { directory in
+func registerRows<Value: Codable & Sendable & Equatable>(
+    _ format: Format<Value>,
+    value: Value,
+    size: String,
+    saves: Benchmark.Configuration,
+    loads: Benchmark.Configuration
+) {
+    benchmarkInFreshDirectory("Floor: \(format.name) \(size) durable write", configuration: saves) { directory in
         RawFile(directory.appending(path: format.fileName))
     } measure: { benchmark, file in
         for _ in benchmark.scaledIterations {
@@ -40,7 +54,7 @@ func registerRows<Value: Codable & Sendable & Equatable>(_ format: Format<Value>
         }
     }
 
-    benchmarkInFreshDirectory("Floor: \(format.name) \(size) read + decode", configuration: .loading) { directory in
+    benchmarkInFreshDirectory("Floor: \(format.name) \(size) read + decode", configuration: loads) { directory in
         let file = RawFile(directory.appending(path: format.fileName))
         try file.replace(with: format.encode(value))
         try expect(format.decode(file.contents()) == value, "the floor reads back the value it wrote")
@@ -51,7 +65,7 @@ func registerRows<Value: Codable & Sendable & Equatable>(_ format: Format<Value>
         }
     }
 
-    benchmarkInFreshDirectory("\(format.storeName) \(size): save", configuration: .saving) { directory in
+    benchmarkInFreshDirectory("\(format.storeName) \(size): save", configuration: saves) { directory in
         format.store(directory.appending(path: format.fileName))
     } measure: { benchmark, store in
         for _ in benchmark.scaledIterations {
@@ -59,12 +73,12 @@ func registerRows<Value: Codable & Sendable & Equatable>(_ format: Format<Value>
         }
     }
 
-    benchmarkInFreshDirectory("\(format.storeName) \(size): load", configuration: .loading) { directory in
+    benchmarkInFreshDirectory("\(format.storeName) \(size): load", configuration: loads) { directory in
         let url = directory.appending(path: format.fileName)
         let store = format.store(url)
         try await store.save(value)
         // The store writes what the floor writes and reads, so both do the same work. Compare
-        // sizes, not bytes: JSONEncoder on Linux orders keys differently from one run to the next.
+        // sizes, not bytes: JSONEncoder on Linux orders keys differently from one encode to the next.
         try expect(Data(contentsOf: url).count == format.encode(value).count, "the store writes the floor's bytes")
         try expect(format.decode(Data(contentsOf: url)) == value, "the store's file holds the value")
         try expect(await store.load() == value, "the store reads back the value it wrote")
@@ -79,7 +93,7 @@ func registerRows<Value: Codable & Sendable & Equatable>(_ format: Format<Value>
 /// What apps often use instead, for information: no target.
 func registerComparisons() {
     let json = Format<Settings>.json
-    benchmarkInFreshDirectory("Data.write(.atomic) JSON 1 KB", configuration: .saving) { directory in
+    benchmarkInFreshDirectory("Data.write(.atomic) JSON 1 KB", configuration: .smallSaves) { directory in
         directory.appending(path: "settings.json")
     } measure: { benchmark, url in
         for _ in benchmark.scaledIterations {
@@ -88,7 +102,7 @@ func registerComparisons() {
     }
 
     let largeJSON = Format<Library>.json
-    benchmarkInFreshDirectory("Data.write(.atomic) JSON 600 KB", configuration: .saving) { directory in
+    benchmarkInFreshDirectory("Data.write(.atomic) JSON 600 KB", configuration: .largeValue) { directory in
         directory.appending(path: "library.json")
     } measure: { benchmark, url in
         for _ in benchmark.scaledIterations {
@@ -105,7 +119,7 @@ func registerComparisons() {
     let values = [Settings.sample, other]
     Benchmark(
         "UserDefaults JSON 1 KB: set + synchronize",
-        configuration: .saving,
+        configuration: .smallSaves,
         closure: { (benchmark: Benchmark, defaults: UserDefaults) in
             for index in benchmark.scaledIterations {
                 defaults.set(try json.encode(values[index % 2]), forKey: "settings")
@@ -144,7 +158,13 @@ func benchmarkInFreshDirectory<State>(
         closure: measure,
         setup: {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-            return try await prepare(directory)
+            do {
+                return try await prepare(directory)
+            } catch {
+                // The framework skips the teardown when the setup fails.
+                try FileManager.default.removeItem(at: directory)
+                throw error
+            }
         },
         teardown: {
             try FileManager.default.removeItem(at: directory)
