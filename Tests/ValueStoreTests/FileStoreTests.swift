@@ -182,4 +182,17 @@ import ValueStoreTesting
             #expect(writes.value == 1)
         }
     }
+
+    @Test(arguments: [0, 1, 100])
+    func aFileLongerThanItsReportedSizeIsReadWhole(reportedSize: Int) async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "value.bin")
+            let bytes = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0) })
+            try bytes.write(to: url)
+            var fileSystem = FileSystem.live
+            fileSystem.size = { _ in reportedSize }
+            let store = ValueStore<Void, Data>.file(url, options: .default, fileSystem: fileSystem)
+            #expect(try await store.load() == bytes)
+        }
+    }
 }

@@ -79,21 +79,29 @@ extension DurableFile {
         }
         defer { closeQuietly(descriptor) }
         do {
-            var data = Data(count: try fileSystem.size(descriptor))
+            // One byte more than the size, uninitialized: filling it means the file grew since
+            // `fstat` (another tool appending), and only then does the buffer grow.
+            var capacity = try fileSystem.size(descriptor) + 1
+            var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
             var filled = 0
-            while true {
-                if filled == data.count {
-                    // The file may be longer than its size said, if another tool appends to it.
-                    data.count += max(4096, data.count / 2)
+            do {
+                while true {
+                    if filled == capacity {
+                        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 1)
+                        grown.copyMemory(from: buffer, byteCount: filled)
+                        buffer.deallocate()
+                        buffer = grown
+                        capacity *= 2
+                    }
+                    let count = try fileSystem.read(descriptor, UnsafeMutableRawBufferPointer(start: buffer + filled, count: capacity - filled))
+                    if count == 0 { break }
+                    filled += count
                 }
-                let count = try data.withUnsafeMutableBytes { buffer in
-                    try fileSystem.read(descriptor, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
-                }
-                if count == 0 { break }
-                filled += count
+            } catch {
+                buffer.deallocate()
+                throw error
             }
-            data.count = filled
-            return data
+            return Data(bytesNoCopy: buffer, count: filled, deallocator: .custom { pointer, _ in pointer.deallocate() })
         } catch {
             throw failure("read the file", error)
         }
