@@ -14,6 +14,8 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+        // The raw seal the encrypted store is judged against; CryptoKit on Apple platforms.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -30,6 +32,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ValueStore", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
             ],
             path: "Benchmarks/FileBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

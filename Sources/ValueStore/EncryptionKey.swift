@@ -22,7 +22,7 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
 
     init(_ secret: SecretKey) {
         self.secret = secret
-        id = secret.identifier.map { String(format: "%02x", $0) }.joined()
+        id = EncryptedFileFormat.hex(secret.identifier)
     }
 
     /// A new key from the system's secure random generator.

@@ -37,8 +37,13 @@ struct Library: Codable, Equatable, Sendable {
 
     /// 597,651 bytes of JSON and 362,512 of binary property list (which stores each distinct
     /// string and number once).
-    static let sample = Library(
-        records: (0..<6_600).map { index in
+    static let sample = Library(count: 6_600)
+
+    /// About 1 MB of JSON (1,002,030 bytes), for the encrypted store.
+    static let megabyte = Library(count: 11_000)
+
+    init(count: Int) {
+        self.init(records: (0..<count).map { index in
             Record(
                 id: index,
                 title: "Record \(index)",
@@ -46,6 +51,10 @@ struct Library: Codable, Equatable, Sendable {
                 isFavorite: index % 7 == 0,
                 tags: ["tag\(index % 13)", "group\(index % 5)"]
             )
-        }
-    )
+        })
+    }
+
+    init(records: [Record]) {
+        self.records = records
+    }
 }

@@ -1,0 +1,76 @@
+import Benchmark
+import Foundation
+import ValueStore
+
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
+
+/// The encrypted store against the file stores' raw durable write plus a raw AES-256-GCM seal
+/// of the same bytes (saves), and a raw read, open and decode (loads). The floor seals under a
+/// 44-byte authenticated header and writes header, ciphertext and tag, as the store does.
+func registerEncryptedRows<Value: Codable & Sendable & Equatable>(
+    _ value: Value,
+    size: String,
+    saves: Benchmark.Configuration,
+    loads: Benchmark.Configuration
+) {
+    let json = Format<Value>.json
+    let header = Data(repeating: 0x56, count: 44)
+
+    @Sendable func seal(_ plaintext: Data, _ key: SymmetricKey) throws -> Data {
+        let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: header)
+        return header + box.nonce.withUnsafeBytes { Data($0) } + box.ciphertext + box.tag
+    }
+
+    @Sendable func open(_ sealed: Data, _ key: SymmetricKey) throws -> Data {
+        let nonce = try AES.GCM.Nonce(data: sealed[44..<56])
+        let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: sealed[56..<(sealed.count - 16)], tag: sealed.suffix(16))
+        return try AES.GCM.open(box, using: key, authenticating: header)
+    }
+
+    benchmarkInFreshDirectory("Floor: encrypted \(size) seal + durable write", configuration: saves) { directory in
+        (RawFile(directory.appending(path: "value.enc")), SymmetricKey(size: .bits256))
+    } measure: { benchmark, state in
+        let (file, key) = state
+        for _ in benchmark.scaledIterations {
+            try file.replace(with: seal(json.encode(value), key))
+        }
+    }
+
+    benchmarkInFreshDirectory("Floor: encrypted \(size) read + open + decode", configuration: loads) { directory in
+        let file = RawFile(directory.appending(path: "value.enc"))
+        let key = SymmetricKey(size: .bits256)
+        try file.replace(with: seal(json.encode(value), key))
+        try expect(json.decode(open(file.contents(), key)) == value, "the floor reads back the value it wrote")
+        return (file, key)
+    } measure: { benchmark, state in
+        let (file, key) = state
+        for _ in benchmark.scaledIterations {
+            blackHole(try json.decode(open(file.contents(), key)))
+        }
+    }
+
+    benchmarkInFreshDirectory("encryptedFile \(size): save", configuration: saves) { directory in
+        ValueStore<Void, Value>.encryptedFile(directory.appending(path: "value.enc"), key: .random())
+    } measure: { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.save(value))
+        }
+    }
+
+    benchmarkInFreshDirectory("encryptedFile \(size): load", configuration: loads) { directory in
+        let url = directory.appending(path: "value.enc")
+        let store = ValueStore<Void, Value>.encryptedFile(url, key: .random())
+        try await store.save(value)
+        try expect(Data(contentsOf: url).count == json.encode(value).count + 60, "the store writes what the floor writes")
+        try expect(await store.load() == value, "the store reads back the value it wrote")
+        return store
+    } measure: { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    }
+}
