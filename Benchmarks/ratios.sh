@@ -26,7 +26,7 @@ medians=$(printf '%s' "$all" | awk -F'|' '
     END { for (name in best) printf "%s|%d\n", name, best[name] }
 ')
 
-printf '%-44s %-44s %9s %9s %6s %8s\n' "benchmark" "judged against" "median ns" "floor ns" "ratio" "target"
+printf '%-36s %-58s %9s %9s %6s %8s\n' "benchmark" "judged against" "median ns" "floor ns" "ratio" "target"
 status=0
 while IFS='|' read -r bench floor target; do
     value=$(printf '%s\n' "$medians" | awk -F'|' -v n="$bench" '$1 == n { print $2 }')
@@ -35,6 +35,6 @@ while IFS='|' read -r bench floor target; do
     ratio=$(awk -v a="$value" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
     verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t) ? "ok" : "OVER" }')
     [[ $verdict == OVER ]] && status=1
-    printf '%-44s %-44s %9s %9s %6s %8s %s\n' "$bench" "$floor" "$value" "$base" "$ratio" "<= $target" "$verdict"
+    printf '%-36s %-58s %9s %9s %6s %8s %s\n' "$bench" "$floor" "$value" "$base" "$ratio" "<= $target" "$verdict"
 done < <(grep -v '^#' targets.txt | grep .)
 exit $status

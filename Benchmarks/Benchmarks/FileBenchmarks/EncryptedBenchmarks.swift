@@ -31,7 +31,7 @@ func registerEncryptedRows<Value: Codable & Sendable & Equatable>(
         return try AES.GCM.open(box, using: key, authenticating: header)
     }
 
-    benchmarkInFreshDirectory("Floor: encrypted \(size) seal + durable write", configuration: saves) { directory in
+    benchmarkInFreshDirectory("encryptedFile \(size): save, floor: raw seal + durable write", configuration: saves) { directory in
         (RawFile(directory.appending(path: "value.enc")), SymmetricKey(size: .bits256))
     } measure: { benchmark, state in
         let (file, key) = state
@@ -40,7 +40,7 @@ func registerEncryptedRows<Value: Codable & Sendable & Equatable>(
         }
     }
 
-    benchmarkInFreshDirectory("Floor: encrypted \(size) read + open + decode", configuration: loads) { directory in
+    benchmarkInFreshDirectory("encryptedFile \(size): load, floor: raw read + open + decode", configuration: loads) { directory in
         let file = RawFile(directory.appending(path: "value.enc"))
         let key = SymmetricKey(size: .bits256)
         try file.replace(with: seal(json.encode(value), key))

@@ -4,7 +4,9 @@ import ValueStore
 
 // The durable file stores against what their work costs when written with bare system calls:
 // each store row is judged against the floor of the same format and size, measured in the same
-// run (see targets.txt). Every benchmark works in a fresh directory of its own.
+// run (see targets.txt). A floor is named after its row so that the two sort, and run, one right
+// after the other: the machine's speed drifts over minutes. Every benchmark works in a fresh
+// directory of its own.
 
 extension Benchmark.Configuration {
     /// Each sample is one operation: file work takes microseconds to tens of milliseconds.
@@ -48,7 +50,7 @@ func registerRows<Value: Codable & Sendable & Equatable>(
     saves: Benchmark.Configuration,
     loads: Benchmark.Configuration
 ) {
-    benchmarkInFreshDirectory("Floor: \(format.name) \(size) durable write", configuration: saves) { directory in
+    benchmarkInFreshDirectory("\(format.storeName) \(size): save, floor: raw durable write", configuration: saves) { directory in
         RawFile(directory.appending(path: format.fileName))
     } measure: { benchmark, file in
         for _ in benchmark.scaledIterations {
@@ -56,7 +58,7 @@ func registerRows<Value: Codable & Sendable & Equatable>(
         }
     }
 
-    benchmarkInFreshDirectory("Floor: \(format.name) \(size) read + decode", configuration: loads) { directory in
+    benchmarkInFreshDirectory("\(format.storeName) \(size): load, floor: raw read + decode", configuration: loads) { directory in
         let file = RawFile(directory.appending(path: format.fileName))
         try file.replace(with: format.encode(value))
         try expect(format.decode(file.contents()) == value, "the floor reads back the value it wrote")
