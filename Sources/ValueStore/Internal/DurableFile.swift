@@ -207,15 +207,21 @@ extension DurableFile {
         }
     }
 
-    /// Syncs the directory, when durable, so a rename or unlink in it survives a power loss.
+    /// Syncs the file's directory, when durable, so a rename or unlink in it survives a power
+    /// loss.
     private func synchronizeDirectory(after change: String) throws {
+        try synchronize(directory: directory, step: "sync the directory after \(change)")
+    }
+
+    /// Syncs a directory, when durable, reporting a failure as `step`.
+    private func synchronize(directory: String, step: String) throws {
         guard isDurable else { return }
         do {
             let descriptor = try fileSystem.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
             defer { closeQuietly(descriptor) }
             try fileSystem.synchronize(descriptor)
         } catch {
-            throw failure("sync the directory after \(change)", error)
+            throw failure(step, error)
         }
     }
 
@@ -339,16 +345,8 @@ extension DurableFile {
         } catch {
             throw failure("create the directory '\(directory)'", error)
         }
-        if isDurable {
-            let parent = (directory as NSString).deletingLastPathComponent
-            do {
-                let descriptor = try fileSystem.open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
-                defer { closeQuietly(descriptor) }
-                try fileSystem.synchronize(descriptor)
-            } catch {
-                throw failure("sync the directory '\(parent)'", error)
-            }
-        }
+        let parent = (directory as NSString).deletingLastPathComponent
+        try synchronize(directory: parent, step: "sync the directory '\(parent)'")
     }
 
     /// Deletes temporary files orphaned by a crash, once per path and process. Every writer
