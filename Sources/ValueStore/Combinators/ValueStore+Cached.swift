@@ -72,21 +72,26 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
     /// - Returns: A store that serves loads from `cache` when it can.
     public func cached(by cache: Self) -> Self {
         let guardian = CacheGuard()
+        // Copies what this store now holds (`nil`: nothing) into the cache; called with the lock
+        // held, after this store's operation succeeded.
+        let copyToCache: @Sendable (_ stored: Value?, _ environment: Environment) async -> Void = { stored, environment in
+            await guardian.write {
+                if let stored {
+                    _ = try await cache.save(stored, environment)
+                } else {
+                    try await cache.remove(environment)
+                }
+            } orRemove: {
+                try await cache.remove(environment)
+            }
+        }
         return Self(
             label: label,
             transaction: transaction.map { transaction in
                 Transaction { environment, body in
                     try await guardian.lock.withLock {
                         let stored = try await transaction.run(environment, body)
-                        await guardian.write {
-                            if let stored {
-                                _ = try await cache.save(stored, environment)
-                            } else {
-                                try await cache.remove(environment)
-                            }
-                        } orRemove: {
-                            try await cache.remove(environment)
-                        }
+                        await copyToCache(stored, environment)
                         return stored
                     }
                 }
@@ -103,33 +108,21 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
                 }
                 return try await guardian.lock.withLock {
                     let value = try await self.load(environment)
-                    await guardian.write {
-                        _ = try await cache.save(value, environment)
-                    } orRemove: {
-                        try await cache.remove(environment)
-                    }
+                    await copyToCache(value, environment)
                     return value
                 }
             },
             save: { value, environment in
                 try await guardian.lock.withLock {
                     let stored = try await self.save(value, environment)
-                    await guardian.write {
-                        _ = try await cache.save(stored, environment)
-                    } orRemove: {
-                        try await cache.remove(environment)
-                    }
+                    await copyToCache(stored, environment)
                     return stored
                 }
             },
             remove: { environment in
                 try await guardian.lock.withLock {
                     try await self.remove(environment)
-                    await guardian.write {
-                        try await cache.remove(environment)
-                    } orRemove: {
-                        try await cache.remove(environment)
-                    }
+                    await copyToCache(nil, environment)
                 }
             }
         )
