@@ -96,15 +96,9 @@ extension EncryptionKey {
     ///   error. A bad key file is never replaced.
     public static func loadOrCreate(at url: URL) async throws -> Self {
         let file = DurableFile(url, options: .private, fileSystem: .live)
-        return try await file.exclusively { _ in
-            if let data = try await file.readConcurrently() {
-                try KeyFileFormat.requirePrivate(file)
-                return try KeyFileFormat.key(from: data, file: file)
-            }
-            let key = Self.random()
-            try await file.storeConcurrently(KeyFileFormat.bytes(of: key))
-            return key
-        }
+        let data = try await file.readOrCreate { KeyFileFormat.bytes(of: .random()) }
+        try KeyFileFormat.requirePrivate(file)
+        return try KeyFileFormat.key(from: data, file: file)
     }
 }
 
@@ -172,14 +166,10 @@ extension EncryptionKey {
         iterations: Int = 600_000
     ) async throws -> Self {
         let file = DurableFile(saltFile, options: .private, fileSystem: .live)
-        let (salt, storedIterations) = try await file.exclusively { _ in
-            if let data = try await file.readConcurrently() {
-                return try SaltFileFormat.parameters(from: data, file: file)
-            }
-            let salt = SecretKey.random().bytes.prefix(16)
-            try await file.storeConcurrently(SaltFileFormat.bytes(salt: salt, iterations: iterations))
-            return (Data(salt), iterations)
+        let data = try await file.readOrCreate {
+            SaltFileFormat.bytes(salt: SecretKey.random().bytes.prefix(16), iterations: iterations)
         }
+        let (salt, storedIterations) = try SaltFileFormat.parameters(from: data, file: file)
         return try derived(fromPassphrase: passphrase, salt: salt, iterations: storedIterations)
     }
 }

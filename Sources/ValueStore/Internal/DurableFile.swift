@@ -252,6 +252,19 @@ extension DurableFile {
         try await exclusively { _ in try write(data) }
     }
 
+    /// The file's bytes, writing `create()`'s first when there is no file, all under the locks:
+    /// processes racing to create the file all end up with the bytes one of them wrote.
+    func readOrCreate(_ create: () -> Data) async throws -> Data {
+        try await exclusively { _ in
+            if let data = try await readConcurrently() {
+                return data
+            }
+            let data = create()
+            try await storeConcurrently(data)
+            return data
+        }
+    }
+
     /// Removes the file under the locks; removing a missing file, even from a missing
     /// directory, succeeds without creating anything.
     func remove() async throws {
