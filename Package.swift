@@ -32,7 +32,6 @@ let package = Package(
     products: [
         .library(name: "ValueStore", targets: ["ValueStore"]),
         .library(name: "ValueStoreTesting", targets: ["ValueStoreTesting"]),
-        .executable(name: "ValueStoreDemo", targets: ["ValueStoreDemo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),

@@ -8,6 +8,7 @@ import Testing
 @Suite struct DocumentationTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     static var guides: [URL] {
         let documentation = root.appending(path: "Documentation")
