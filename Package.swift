@@ -13,6 +13,9 @@ var strictness: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
     // A member is visible only where its module is imported, so every file states what it uses.
     .enableUpcomingFeature("MemberImportVisibility"),
+    // Async functions and closures run on their caller's executor unless marked `@concurrent`, so
+    // a load from the main actor never hops, and every hop to blocking work is spelled out.
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
 ]
 
 // `.ci/run` sets this so warnings fail the build of our own targets only, never of swift-crypto

@@ -1,4 +1,4 @@
-/// A place that persists one value of one type: three closures that load, save and remove it.
+/// A place that persists one value of one type: closures that load, save, remove and update it.
 ///
 /// A value store is a witness, not a protocol: a struct of `@Sendable` closures that backends build
 /// and combinators wrap. Each persisted value gets its own store, so the value's type lives in the
@@ -10,112 +10,154 @@
 /// let next = try await counter.update { $0 += 1 }   // 42
 /// ```
 ///
-/// Every store obeys the same laws, checked for every backend by ``ValueStoreTesting``:
+/// Every store obeys the same laws, checked for every backend by `ValueStoreLaws` in the
+/// `ValueStoreTesting` library:
 /// - ``load`` of an absent value throws ``ValueStoreError/notFound``.
 /// - After ``save`` of `v`, ``load`` returns `v`; ``save`` returns the value as it was stored.
 /// - After ``remove``, ``load`` throws ``ValueStoreError/notFound``; removing an absent value
 ///   succeeds.
+/// - ``update`` reads, changes and writes the value as one step where the backend can make it
+///   atomic.
 /// - Any other failure (corrupt data, I/O, a locked key) throws a ``ValueStoreError`` that says
 ///   what went wrong; it is never reported as absence.
 ///
 /// `Environment` is what each operation needs from its caller (a token, a key, a user id); use
 /// `Void` when it needs nothing, and ``provide(_:)`` to fix an environment once.
+///
+/// ## Executors
+///
+/// Every closure is `nonisolated(nonsending)`: it runs on the caller's executor, so a load from
+/// the main actor does not hop to another thread and back. Work that blocks (file I/O, `fsync`,
+/// lock waits, key derivation) never runs there: the library's backends move it to the global
+/// concurrent executor with `@concurrent` functions. A store you write yourself must do the same;
+/// see ``init(label:load:save:remove:update:)``.
 public struct ValueStore<Environment, Value>: Sendable {
-    /// Loads the value, or throws ``ValueStoreError/notFound`` when none is stored.
-    public var load: @Sendable (_ environment: Environment) async throws -> Value {
-        didSet {
-            transaction = nil
-            immediate.load = nil
-        }
-    }
+    /// Loads the value; throws ``ValueStoreError/notFound`` when none is stored.
+    public typealias Load = nonisolated(nonsending) @Sendable (
+        _ environment: Environment
+    ) async throws -> Value
 
-    /// Saves the value and returns it as it was stored.
-    public var save: @Sendable (_ value: Value, _ environment: Environment) async throws -> Value {
-        didSet {
-            transaction = nil
-            immediate.save = nil
-            returnsSavedValue = false
-        }
-    }
+    /// Saves a value and returns it as it was stored.
+    public typealias Save = nonisolated(nonsending) @Sendable (
+        _ value: Value,
+        _ environment: Environment
+    ) async throws -> Value
 
     /// Removes the value; removing an absent value succeeds.
-    public var remove: @Sendable (_ environment: Environment) async throws -> Void {
-        didSet {
-            transaction = nil
-            immediate.remove = nil
-        }
-    }
+    public typealias Remove = nonisolated(nonsending) @Sendable (
+        _ environment: Environment
+    ) async throws -> Void
 
-    /// The backend's exclusive read-modify-write, when it has one; `update` uses it to be atomic.
+    /// Reads the value, lets `body` change it, and writes the result, as one step.
     ///
-    /// Replacing any of the public closures drops it, so `update` never bypasses a closure the
-    /// user installed.
-    @usableFromInline var transaction: Transaction<Environment, Value>?
+    /// `body` sees the current value, or `nil` when none is stored. It may change it, or set it
+    /// to `nil` to remove it. The closure then stores the result and returns what it stored
+    /// (`nil`: nothing). If `body` throws, nothing is written and its error propagates unchanged.
+    /// `body` runs on the caller's executor.
+    public typealias Update = nonisolated(nonsending) @Sendable (
+        _ environment: Environment,
+        _ body: (_ value: inout Value?) throws -> Void
+    ) async throws -> Value?
 
-    /// What the store is, for error messages: "file '/path/settings.json'".
-    @usableFromInline var label: String?
-
-    /// Synchronous forms of the operations, when the backend never blocks; see ``Immediate``.
+    /// What the store is, for error messages and logs: "file '/path/settings.json'".
     ///
-    /// Replacing a public closure drops its synchronous form.
-    @usableFromInline var immediate = Immediate<Environment, Value>.none
+    /// Combinators keep the label of the store they wrap.
+    public var label: String
 
-    /// Whether `save` returns exactly the value it was given, as the library's backends do.
+    /// Loads the value, or throws ``ValueStoreError/notFound`` when none is stored.
+    public var load: Load
+
+    /// Saves the value and returns it as it was stored.
     ///
-    /// Conversions (`map`, `coded`) then return the value the caller saved instead of converting
-    /// the stored form back, which would decode every saved value a second time.
-    @usableFromInline var returnsSavedValue = false
+    /// > Important: Each closure is independent. Assigning a new `save` does not change
+    /// > ``update``, which keeps writing the way it did. When you replace `save` or ``remove``,
+    /// > replace ``update`` too, or build a new store with
+    /// > ``init(label:load:save:remove:update:)``, which derives `update` from the closures you
+    /// > give it.
+    public var save: Save
 
-    /// Creates a store from its three operations.
+    /// Removes the value; removing an absent value succeeds.
+    public var remove: Remove
+
+    /// The store's read-modify-write, which ``update(environment:_:)`` and ``set(_:environment:)``
+    /// build on.
+    ///
+    /// The library's backends make it atomic: the in-memory store holds its lock, and file stores
+    /// hold a per-path lock and an advisory file lock shared with other processes. Combinators
+    /// that pass values through (``map(load:save:)``, ``coded(_:)``, ``default(_:)``,
+    /// ``optional()``, ``mapError(_:)``, ``pullback(_:)-4a1lq``, ``provide(_:)``,
+    /// ``replacing(_:)``, ``cached()``) lift it, so it stays atomic through them.
+    public var update: Update
+
+    /// Creates a store from its operations.
     ///
     /// ```swift
     /// let remote = ValueStore<Session, Profile>(
+    ///     label: "profile service",
     ///     load: { session in try await session.client.profile() },
     ///     save: { profile, session in try await session.client.put(profile) },
     ///     remove: { session in try await session.client.deleteProfile() }
     /// )
     /// ```
     ///
+    /// The closures run on the caller's executor, which may be the main actor. Move blocking work
+    /// off it with a `@concurrent` function:
+    ///
+    /// ```swift
+    /// @concurrent func readBlob(at path: String) async throws -> Data {
+    ///     try Data(contentsOf: URL(filePath: path))   // blocks, so never on the caller's executor
+    /// }
+    /// ```
+    ///
     /// - Parameters:
+    ///   - label: What the store is, for error messages; by default the value's type.
     ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
     ///   - save: Stores a value and returns it as stored.
     ///   - remove: Removes the value; succeeds when there is none.
+    ///   - update: The backend's atomic read-modify-write, if it has one (see ``Update``).
     ///
-    /// > Important: A store built this way updates by loading, transforming and saving, which is
-    /// > not atomic. The library's backends (``inMemory(_:)`` and the file stores) provide atomic
-    /// > updates, and the pass-through combinators keep them atomic.
+    /// > Important: Without `update`, the store updates by calling `load`, the transform, then
+    /// > `save` or `remove`. That is not atomic: two concurrent updates can both read the same
+    /// > value, and one change is lost. Supply `update` when the backend can lock or run a
+    /// > transaction (SQLite, a keychain item, a server's compare-and-swap).
     @inlinable
     public init(
-        load: @escaping @Sendable (_ environment: Environment) async throws -> Value,
-        save: @escaping @Sendable (_ value: Value, _ environment: Environment) async throws -> Value,
-        remove: @escaping @Sendable (_ environment: Environment) async throws -> Void
+        label: String = "\(Value.self) store",
+        load: @escaping Load,
+        save: @escaping Save,
+        remove: @escaping Remove,
+        update: Update? = nil
     ) {
-        self.init(label: nil, transaction: nil, immediate: .none, returnsSavedValue: false, load: load, save: save, remove: remove)
-    }
-
-    /// Creates a store that keeps a backend's transaction and description.
-    @inlinable
-    init(
-        label: String?,
-        transaction: Transaction<Environment, Value>?,
-        immediate: Immediate<Environment, Value>,
-        returnsSavedValue: Bool,
-        load: @escaping @Sendable (_ environment: Environment) async throws -> Value,
-        save: @escaping @Sendable (_ value: Value, _ environment: Environment) async throws -> Value,
-        remove: @escaping @Sendable (_ environment: Environment) async throws -> Void
-    ) {
+        self.label = label
         self.load = load
         self.save = save
         self.remove = remove
-        self.transaction = transaction
-        self.immediate = immediate
-        self.label = label
-        self.returnsSavedValue = returnsSavedValue
+        self.update = update ?? Self.loadingAndSaving(load: load, save: save, remove: remove)
+    }
+
+    /// An update that loads, runs the body, then saves or removes: not atomic.
+    @inlinable
+    static func loadingAndSaving(load: @escaping Load, save: @escaping Save, remove: @escaping Remove) -> Update {
+        { environment, body in
+            var value: Value?
+            do {
+                value = try await load(environment)
+            } catch ValueStoreError.notFound {
+                value = nil
+            }
+            try body(&value)
+            guard let value else {
+                try await remove(environment)
+                return nil
+            }
+            return try await save(value, environment)
+        }
     }
 }
 
 extension ValueStore where Environment == Void {
-    /// Creates a store whose operations need no environment.
+    /// Creates a store whose operations need no environment; see
+    /// ``init(label:load:save:remove:update:)``.
     ///
     /// ```swift
     /// let token = ValueStore<Void, String>(
@@ -124,21 +166,20 @@ extension ValueStore where Environment == Void {
     ///     remove: { try await vault.deleteToken() }
     /// )
     /// ```
-    ///
-    /// - Parameters:
-    ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
-    ///   - save: Stores a value and returns it as stored.
-    ///   - remove: Removes the value; succeeds when there is none.
     @inlinable
     public init(
+        label: String = "\(Value.self) store",
         load: @escaping @Sendable () async throws -> Value,
         save: @escaping @Sendable (_ value: Value) async throws -> Value,
-        remove: @escaping @Sendable () async throws -> Void
+        remove: @escaping @Sendable () async throws -> Void,
+        update: (@Sendable (_ body: (_ value: inout Value?) throws -> Void) async throws -> Value?)? = nil
     ) {
         self.init(
+            label: label,
             load: { _ in try await load() },
             save: { value, _ in try await save(value) },
-            remove: { _ in try await remove() }
+            remove: { _ in try await remove() },
+            update: update.map { update in { @Sendable _, body in try await update(body) } }
         )
     }
 
@@ -152,10 +193,7 @@ extension ValueStore where Environment == Void {
     /// - Throws: ``ValueStoreError/notFound`` when no value is stored, or the store's failure.
     @inlinable
     public func load() async throws -> Value {
-        if let load = immediate.load, let value = try load(()) {
-            return value
-        }
-        return try await load(())
+        try await load(())
     }
 
     /// Saves a value.
@@ -170,10 +208,7 @@ extension ValueStore where Environment == Void {
     @discardableResult
     @inlinable
     public func save(_ value: Value) async throws -> Value {
-        if let save = immediate.save, let stored = try save(value, ()) {
-            return stored
-        }
-        return try await save(value, ())
+        try await save(value, ())
     }
 
     /// Removes the value. Removing an absent value succeeds.
@@ -185,9 +220,6 @@ extension ValueStore where Environment == Void {
     /// - Throws: The store's failure.
     @inlinable
     public func remove() async throws {
-        if let remove = immediate.remove, try remove(()) {
-            return
-        }
         try await remove(())
     }
 }

@@ -43,41 +43,77 @@ import Testing
         await #expect(throws: ValueStoreError.notFound) { try await store.load() }
     }
 
-    @Test func replacingAClosureDropsTheAtomicUpdate() async throws {
+    @Test func replacingSaveLeavesUpdateAsItWas() async throws {
         var store = ValueStore<Void, Int>.inMemory(0)
-        #expect(store.transaction != nil)
         let saves = Calls()
         let save = store.save
         store.save = { value, environment in
             saves.increment()
             return try await save(value, environment)
         }
-        #expect(store.transaction == nil)
-        #expect(!store.returnsSavedValue)
         try await store.update { $0 += 1 }
-        #expect(saves.value == 1, "update must go through the closure the user installed")
-        #expect(try await store.load() == 1)
-    }
-
-    @Test func replacedClosuresWinOverTheSynchronousFastPath() async throws {
-        var store = ValueStore<Void, Int>.inMemory(1)
-        #expect(store.immediate.load != nil)
-        store.load = { _ in 5 }
+        #expect(saves.value == 0, "update is its own closure; replacing save does not change it")
+        try await store.save(5)
+        #expect(saves.value == 1)
         #expect(try await store.load() == 5)
-        store.save = { value, _ in value * 10 }
-        #expect(try await store.save(2) == 20)
-        let removes = Calls()
-        store.remove = { _ in removes.increment() }
-        try await store.remove()
-        #expect(removes.value == 1)
-        #expect(store.immediate.load == nil && store.immediate.save == nil && store.immediate.remove == nil)
     }
 
-    @Test func combinatorsKeepTheFastPathOnlyWhereTheBaseHasIt() async throws {
-        let memory = ValueStore<Void, Int>.inMemory(1)
-        #expect(memory.map(load: { $0 }, save: { $0 }).default(0).optional().immediate.load != nil)
-        #expect(memory.replacing(.inMemory()).immediate.load == nil)
-        let custom = ValueStore<Void, Int>(load: { 1 }, save: { $0 }, remove: {})
-        #expect(custom.map(load: { $0 }, save: { $0 }).immediate.load == nil)
+    @Test func aStoreBuiltByHandSuppliesItsOwnAtomicUpdate() async throws {
+        let box = Locked<Int?>(0)
+        let store = ValueStore<Void, Int>(
+            label: "counter service",
+            load: {
+                guard let value = box.withLock({ $0 }) else { throw ValueStoreError.notFound }
+                return value
+            },
+            save: { value in
+                box.withLock { $0 = value }
+                return value
+            },
+            remove: { box.withLock { $0 = nil } },
+            update: { body in
+                try box.withLock { value in
+                    try body(&value)
+                    return value
+                }
+            }
+        )
+        #expect(store.label == "counter service")
+        // Through combinators, which lift the closure; a slow load and save could not stay exact.
+        let counter = store.map(load: { $0 }, save: { $0 }).optional().default(nil).mapError { $0 }
+        try await concurrently(200) { _ in
+            try await counter.update { $0 = ($0 ?? 0) + 1 }
+        }
+        #expect(try await store.load() == 200)
+        #expect(counter.label == "counter service")
+    }
+
+    @Test func aStoreBuiltByHandWithoutUpdateLoadsTransformsAndSaves() async throws {
+        let calls = Locked<[String]>([])
+        let box = Locked<Int?>(nil)
+        let store = ValueStore<Void, Int>(
+            load: {
+                calls.withLock { $0.append("load") }
+                guard let value = box.withLock({ $0 }) else { throw ValueStoreError.notFound }
+                return value
+            },
+            save: { value in
+                calls.withLock { $0.append("save \(value)") }
+                box.withLock { $0 = value }
+                return value
+            },
+            remove: {
+                calls.withLock { $0.append("remove") }
+                box.withLock { $0 = nil }
+            }
+        )
+        #expect(store.label == "Int store")
+        await #expect(throws: ValueStoreError.notFound) { try await store.update { $0 += 1 } }
+        #expect(calls.withLock { $0 } == ["load"], "nothing is written when nothing is stored")
+        try await store.save(1)
+        #expect(try await store.update { $0 += 1 } == 2)
+        let removed = try await store.update(()) { $0 = nil }
+        #expect(removed == nil)
+        #expect(calls.withLock { $0 } == ["load", "save 1", "load", "save 2", "load", "remove"])
     }
 }

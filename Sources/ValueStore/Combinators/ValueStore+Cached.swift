@@ -23,20 +23,13 @@ extension ValueStore where Environment == Void, Value: Sendable {
     @inlinable
     public func cached() -> Self {
         let cache = MemoryCache<Value>()
-        let immediate = Immediate<Void, Value>(load: { _ in cache.cachedValue })
         return Self(
             label: label,
-            transaction: transaction.map { transaction in
-                Transaction { environment, body in
-                    try await cache.mutate {
-                        try await transaction.run(environment, body)
-                    }
+            load: { _ in
+                if let value = cache.cachedValue {
+                    return value
                 }
-            },
-            immediate: immediate,
-            returnsSavedValue: returnsSavedValue,
-            load: immediate.loading { _ in
-                try await cache.load { try await self.load(()) }
+                return try await cache.load { try await self.load(()) }
             },
             save: { value, _ in
                 // A successful save always returns a value; `nil` only marks "nothing stored".
@@ -47,6 +40,9 @@ extension ValueStore where Environment == Void, Value: Sendable {
                     try await self.remove(())
                     return nil
                 }
+            },
+            update: { _, body in
+                try await cache.mutate { try await self.update((), body) }
             }
         )
     }
@@ -87,17 +83,6 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
         }
         return Self(
             label: label,
-            transaction: transaction.map { transaction in
-                Transaction { environment, body in
-                    try await guardian.lock.withLock {
-                        let stored = try await transaction.run(environment, body)
-                        await copyToCache(stored, environment)
-                        return stored
-                    }
-                }
-            },
-            immediate: .none,
-            returnsSavedValue: returnsSavedValue,
             load: { environment in
                 if guardian.isTrusted {
                     do {
@@ -123,6 +108,13 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
                 try await guardian.lock.withLock {
                     try await self.remove(environment)
                     await copyToCache(nil, environment)
+                }
+            },
+            update: { environment, body in
+                try await guardian.lock.withLock {
+                    let stored = try await self.update(environment, body)
+                    await copyToCache(stored, environment)
+                    return stored
                 }
             }
         )

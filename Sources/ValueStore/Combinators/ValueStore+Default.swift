@@ -16,21 +16,25 @@ extension ValueStore where Value: Sendable {
     /// - Returns: A store that never reports absence; `update` through it stays atomic.
     @inlinable
     public func `default`(_ defaultValue: Value) -> Self {
-        let immediate = immediate.defaulting(to: defaultValue)
-        return Self(
+        Self(
             label: label,
-            transaction: transaction?.defaulting(to: defaultValue),
-            immediate: immediate,
-            returnsSavedValue: returnsSavedValue,
-            load: immediate.loading { environment in
+            load: { environment in
                 do {
                     return try await self.load(environment)
                 } catch ValueStoreError.notFound {
                     return defaultValue
                 }
             },
-            save: immediate.saving { value, environment in try await self.save(value, environment) },
-            remove: immediate.removing { environment in try await self.remove(environment) }
+            save: save,
+            remove: remove,
+            update: { environment, body in
+                let stored = try await self.update(environment) { base in
+                    var value: Value? = base ?? defaultValue
+                    try body(&value)
+                    base = value
+                }
+                return stored ?? defaultValue
+            }
         )
     }
 }

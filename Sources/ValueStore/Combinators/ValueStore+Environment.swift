@@ -36,15 +36,12 @@ extension ValueStore {
     func pullback<NewEnvironment>(
         throwing transform: @escaping @Sendable (_ environment: NewEnvironment) throws -> Environment
     ) -> ValueStore<NewEnvironment, Value> {
-        let immediate = immediate.pullback(transform)
-        return ValueStore<NewEnvironment, Value>(
+        ValueStore<NewEnvironment, Value>(
             label: label,
-            transaction: transaction?.pullback(transform),
-            immediate: immediate,
-            returnsSavedValue: returnsSavedValue,
-            load: immediate.loading { environment in try await load(transform(environment)) },
-            save: immediate.saving { value, environment in try await save(value, transform(environment)) },
-            remove: immediate.removing { environment in try await remove(transform(environment)) }
+            load: { environment in try await load(transform(environment)) },
+            save: { value, environment in try await save(value, transform(environment)) },
+            remove: { environment in try await remove(transform(environment)) },
+            update: { environment, body in try await update(transform(environment), body) }
         )
     }
 

@@ -10,8 +10,9 @@ extension ValueStore {
     /// ```
     ///
     /// The conversions should round-trip: `load(save(value))` equals `value`. When the base store
-    /// returns exactly what it was given, as the library's backends do, `save` returns the value
-    /// it was given; otherwise it converts back what the base returned.
+    /// returns a value equal to what it was given, as the library's backends do, `save` returns
+    /// the value it was given; otherwise, or when the stored type is not `Equatable`, it converts
+    /// back what the base returned.
     ///
     /// - Parameters:
     ///   - load: Converts a stored value to the new type. Its errors propagate unchanged.
@@ -23,19 +24,31 @@ extension ValueStore {
         load: @escaping @Sendable (_ stored: Value) throws -> NewValue,
         save: @escaping @Sendable (_ value: NewValue) throws -> Value
     ) -> ValueStore<Environment, NewValue> {
-        let returnsSavedValue = returnsSavedValue
-        let immediate = immediate.map(load: load, save: save, returnsSavedValue: returnsSavedValue)
-        return ValueStore<Environment, NewValue>(
+        ValueStore<Environment, NewValue>(
             label: label,
-            transaction: transaction?.map(load: load, save: save, returnsSavedValue: returnsSavedValue),
-            immediate: immediate,
-            returnsSavedValue: returnsSavedValue,
-            load: immediate.loading { environment in try load(await self.load(environment)) },
-            save: immediate.saving { value, environment in
-                let stored = try await self.save(save(value), environment)
-                return returnsSavedValue ? value : try load(stored)
+            load: { environment in try load(await self.load(environment)) },
+            save: { value, environment in
+                let converted = try save(value)
+                let stored = try await self.save(converted, environment)
+                return try isUnchanged(stored, from: converted) ? value : load(stored)
             },
-            remove: immediate.removing { environment in try await self.remove(environment) }
+            remove: remove,
+            update: { environment, body in
+                var result: NewValue?
+                var written: Value?
+                let stored = try await self.update(environment) { base in
+                    var value = try base.map(load)
+                    try body(&value)
+                    base = try value.map(save)
+                    result = value
+                    written = base
+                }
+                guard let stored else { return nil }
+                if let written, isUnchanged(stored, from: written) {
+                    return result
+                }
+                return try load(stored)
+            }
         )
     }
 
@@ -57,33 +70,74 @@ extension ValueStore {
     public func mapError(
         _ transform: @escaping @Sendable (_ error: any Error) -> any Error
     ) -> Self {
-        let immediate = immediate.mapError(transform)
-        return Self(
+        Self(
             label: label,
-            transaction: transaction?.mapError(transform),
-            immediate: immediate,
-            returnsSavedValue: returnsSavedValue,
-            load: immediate.loading { environment in
+            load: { environment in
                 do {
                     return try await self.load(environment)
                 } catch {
                     throw transform(error)
                 }
             },
-            save: immediate.saving { value, environment in
+            save: { value, environment in
                 do {
                     return try await self.save(value, environment)
                 } catch {
                     throw transform(error)
                 }
             },
-            remove: immediate.removing { environment in
+            remove: { environment in
                 do {
                     try await self.remove(environment)
                 } catch {
                     throw transform(error)
                 }
+            },
+            update: { environment, body in
+                do {
+                    return try await self.update(environment) { value in
+                        do {
+                            try body(&value)
+                        } catch {
+                            throw BodyFailure(error: error)
+                        }
+                    }
+                } catch let failure as BodyFailure {
+                    throw failure.error
+                } catch {
+                    throw transform(error)
+                }
             }
         )
+    }
+}
+
+/// Whether a store returned exactly the value it was given, so that a conversion can return the
+/// caller's value instead of converting the stored one back (decoding every saved value twice).
+///
+/// Only equatable values can tell; for others the stored value is converted back.
+@inlinable
+func isUnchanged<Value>(_ stored: Value, from given: Value) -> Bool {
+    guard let stored = stored as? any Equatable else { return false }
+    return stored.isEqual(to: given)
+}
+
+extension Equatable {
+    @inlinable
+    func isEqual(to other: Any) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
+    }
+}
+
+/// Carries an error thrown by an update's body past an error-mapping layer, so that only the
+/// store's own errors are transformed.
+@usableFromInline
+struct BodyFailure: Error {
+    @usableFromInline let error: any Error
+
+    @inlinable
+    init(error: any Error) {
+        self.error = error
     }
 }

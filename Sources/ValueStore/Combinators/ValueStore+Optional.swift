@@ -13,27 +13,31 @@ extension ValueStore {
     ///   atomic, and an update that sets `nil` removes.
     @inlinable
     public func optional() -> ValueStore<Environment, Value?> {
-        let immediate = immediate.optional()
-        return ValueStore<Environment, Value?>(
+        ValueStore<Environment, Value?>(
             label: label,
-            transaction: transaction?.optional(),
-            immediate: immediate,
-            returnsSavedValue: returnsSavedValue,
-            load: immediate.loading { environment in
+            load: { environment in
                 do {
                     return try await self.load(environment)
                 } catch ValueStoreError.notFound {
                     return nil
                 }
             },
-            save: immediate.saving { value, environment in
+            save: { value, environment in
                 guard let value else {
                     try await self.remove(environment)
                     return nil
                 }
                 return try await self.save(value, environment)
             },
-            remove: immediate.removing { environment in try await self.remove(environment) }
+            remove: remove,
+            update: { environment, body in
+                let stored = try await self.update(environment) { base in
+                    var value: Value?? = .some(base)
+                    try body(&value)
+                    base = value ?? nil
+                }
+                return .some(stored)
+            }
         )
     }
 }

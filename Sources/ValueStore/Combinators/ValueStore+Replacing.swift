@@ -20,7 +20,7 @@ extension ValueStore where Environment: Sendable {
     /// - Parameter old: The store the value used to live in.
     /// - Returns: A store that reads and writes this one, migrating from `old` once.
     public func replacing(_ old: Self) -> Self {
-        let migrate: @Sendable (Environment) async throws -> Value = { environment in
+        let migrate: Load = { environment in
             do {
                 return try await self.load(environment)
             } catch ValueStoreError.notFound {
@@ -38,23 +38,19 @@ extension ValueStore where Environment: Sendable {
         }
         return Self(
             label: label,
-            transaction: transaction.map { transaction in
-                Transaction { environment, body in
-                    do {
-                        _ = try await migrate(environment)
-                    } catch ValueStoreError.notFound {
-                        // Nothing to migrate: the transaction starts from absence.
-                    }
-                    return try await transaction.run(environment, body)
-                }
-            },
-            immediate: .none,
-            returnsSavedValue: returnsSavedValue,
             load: migrate,
             save: { value, environment in try await self.save(value, environment) },
             remove: { environment in
                 try await old.remove(environment)
                 try await self.remove(environment)
+            },
+            update: { environment, body in
+                do {
+                    _ = try await migrate(environment)
+                } catch ValueStoreError.notFound {
+                    // Nothing to migrate: the update starts from absence.
+                }
+                return try await self.update(environment, body)
             }
         )
     }

@@ -1,16 +1,15 @@
-extension ValueStore where Environment: Sendable {
+extension ValueStore {
     /// Atomically loads the value, transforms it and saves the result.
     ///
     /// ```swift
     /// let total = try await counters.update(environment: account) { $0 += 1 }
     /// ```
     ///
-    /// On the library's backends the whole read-modify-write is atomic: the in-memory store
-    /// holds its lock, and file stores hold a per-path lock and an advisory file lock shared with
-    /// other processes. The combinators that pass values through (`map`, `coded`, `default`,
-    /// `optional`, `mapError`, `pullback`, `provide`, `replacing`, `cached`) keep it atomic.
-    /// A store built with ``init(load:save:remove:)`` updates by load, transform, save, which is
-    /// not atomic.
+    /// It runs the store's ``update`` closure: on the library's backends the whole
+    /// read-modify-write is atomic, within the process and, for files, across processes, and the
+    /// combinators that pass values through keep it atomic. A store built with
+    /// ``init(label:load:save:remove:update:)`` without an `update` closure updates by load,
+    /// transform, save, which is not atomic.
     ///
     /// `transform` runs on the caller's executor and may capture the caller's state; keep it
     /// short, since it runs while the store is locked.
@@ -23,17 +22,12 @@ extension ValueStore where Environment: Sendable {
     /// - Throws: ``ValueStoreError/notFound`` when nothing is stored (use ``default(_:)`` to
     ///   start from a value), the store's failure, or `transform`'s error.
     @discardableResult
-    nonisolated(nonsending) public func update(
+    public func update(
         environment: Environment,
         _ transform: (_ value: inout Value) throws -> Void
     ) async throws -> Value {
-        guard let transaction else {
-            var value = try await load(environment)
-            try transform(&value)
-            return try await save(value, environment)
-        }
         let label = label
-        let stored = try await transaction.run(environment) { state in
+        let stored = try await update(environment) { state in
             guard var value = state else {
                 throw ValueStoreError(.notFound, store: label)
             }
@@ -83,7 +77,7 @@ extension ValueStore where Environment == Void {
     /// - Throws: ``ValueStoreError/notFound`` when nothing is stored (use ``default(_:)`` to
     ///   start from a value), the store's failure, or `transform`'s error.
     @discardableResult
-    nonisolated(nonsending) public func update(
+    public func update(
         _ transform: (_ value: inout Value) throws -> Void
     ) async throws -> Value {
         try await update(environment: (), transform)

@@ -37,12 +37,25 @@ struct EncryptedFile: Sendable {
         try file.store(plaintext.map { try encrypt($0, with: keyring) })
     }
 
+    /// Encrypts `plaintext` and saves it durably, taking the file's locks.
+    @concurrent func save(_ plaintext: Data, with keyring: EncryptionKeyring) async throws {
+        let sealed = try encrypt(plaintext, with: keyring)
+        try await file.exclusively { _ in try file.write(sealed) }
+    }
+
+    /// Re-encrypts the file with the keyring's current key, holding the file's locks.
+    @concurrent func reencrypt(with keyring: EncryptionKeyring) async throws -> Bool {
+        try await file.exclusively(creatingDirectory: false) { directoryExists in
+            guard directoryExists, let sealed = try file.read() else {
+                throw ValueStoreError(.notFound, store: label, reason: "there is no file to re-encrypt")
+            }
+            return try reencrypt(sealed, with: keyring)
+        }
+    }
+
     /// Rewrites the file with the keyring's current key if another key wrote it.
     /// The lock must be held.
-    @concurrent func reencrypt(with keyring: EncryptionKeyring) async throws -> Bool {
-        guard let sealed = try file.read() else {
-            throw ValueStoreError(.notFound, store: label, reason: "there is no file to re-encrypt")
-        }
+    private func reencrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Bool {
         if EncryptedFileFormat.keyID(of: sealed) == keyring.current.id {
             // Still authenticate, so a damaged file is reported rather than reported as current.
             _ = try decrypt(sealed, with: keyring)

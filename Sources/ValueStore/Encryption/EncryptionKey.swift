@@ -95,7 +95,11 @@ extension EncryptionKey {
     ///   ``ValueStoreError/Code/invalidConfiguration`` when other users may read it, or an I/O
     ///   error. A bad key file is never replaced.
     public static func loadOrCreate(at url: URL) async throws -> Self {
-        let file = DurableFile(url, options: .private, fileSystem: .live)
+        try await loadOrCreate(DurableFile(url, options: .private, fileSystem: .live))
+    }
+
+    /// Reads or creates the key file, off the caller's executor.
+    @concurrent static func loadOrCreate(_ file: DurableFile) async throws -> Self {
         let data = try await file.readOrCreate { KeyFileFormat.bytes(of: .random()) }
         try KeyFileFormat.requirePrivate(file)
         return try KeyFileFormat.key(from: data, file: file)
@@ -165,7 +169,19 @@ extension EncryptionKey {
         saltFile: URL,
         iterations: Int = 600_000
     ) async throws -> Self {
-        let file = DurableFile(saltFile, options: .private, fileSystem: .live)
+        try await derived(
+            fromPassphrase: passphrase,
+            saltFile: DurableFile(saltFile, options: .private, fileSystem: .live),
+            iterations: iterations
+        )
+    }
+
+    /// Reads or creates the salt file and derives the key (PBKDF2), off the caller's executor.
+    @concurrent static func derived(
+        fromPassphrase passphrase: String,
+        saltFile file: DurableFile,
+        iterations: Int
+    ) async throws -> Self {
         let data = try await file.readOrCreate {
             SaltFileFormat.bytes(salt: SecretKey.random().bytes.prefix(16), iterations: iterations)
         }

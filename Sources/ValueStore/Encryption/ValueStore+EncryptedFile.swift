@@ -51,7 +51,18 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
         let file = encrypted.file
         return Self(
             label: encrypted.label,
-            transaction: Transaction { keyring, body in
+            load: { keyring in
+                guard let plaintext = try await encrypted.readDecrypted(with: keyring) else {
+                    throw ValueStoreError(.notFound, store: encrypted.label)
+                }
+                return plaintext
+            },
+            save: { plaintext, keyring in
+                try await encrypted.save(plaintext, with: keyring)
+                return plaintext
+            },
+            remove: { _ in try await file.remove() },
+            update: { keyring, body in
                 try await file.exclusively { _ in
                     let current = try await encrypted.readDecrypted(with: keyring)
                     var state = current
@@ -61,20 +72,7 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
                     }
                     return state
                 }
-            },
-            immediate: .none,
-            returnsSavedValue: true,
-            load: { keyring in
-                guard let sealed = try file.read() else {
-                    throw ValueStoreError(.notFound, store: encrypted.label)
-                }
-                return try encrypted.decrypt(sealed, with: keyring)
-            },
-            save: { plaintext, keyring in
-                try await file.save(encrypted.encrypt(plaintext, with: keyring))
-                return plaintext
-            },
-            remove: { _ in try await file.remove() }
+            }
         )
     }
 }
@@ -180,7 +178,7 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         durability: FileOptions.Durability = .durable
     ) -> Self {
         let store = ValueStore<EncryptionKeyring, Value>.encryptedFile(url, identity: identity, durability: durability)
-        let label = store.label ?? "encrypted file"
+        let label = store.label
         return store.pullback(throwing: { (_: Void) in try vault.keyring(for: label) })
     }
 }
@@ -212,11 +210,6 @@ extension EncryptionKeyring {
         durability: FileOptions.Durability = .durable
     ) async throws -> Bool {
         let encrypted = EncryptedFile(url, identity: identity, durability: durability, fileSystem: .live)
-        return try await encrypted.file.exclusively(creatingDirectory: false) { directoryExists in
-            guard directoryExists else {
-                throw ValueStoreError(.notFound, store: encrypted.label, reason: "there is no file to re-encrypt")
-            }
-            return try await encrypted.reencrypt(with: self)
-        }
+        return try await encrypted.reencrypt(with: self)
     }
 }

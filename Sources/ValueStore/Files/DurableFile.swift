@@ -246,32 +246,38 @@ extension DurableFile {
 
 // MARK: - Whole operations, taking the locks
 
+// Each runs entirely on the global concurrent executor: they block (open, read, write, fsync,
+// rename, unlink), so they never run on a caller's executor, which may be the main actor.
 extension DurableFile {
-    /// Replaces the file with `data` under the locks.
-    func save(_ data: Data) async throws {
+    @concurrent func save(_ data: Data) async throws {
         try await exclusively { _ in try write(data) }
     }
 
-    /// The file's bytes, writing `create()`'s first when there is no file, all under the locks:
-    /// processes racing to create the file all end up with the bytes one of them wrote.
-    func readOrCreate(_ create: () -> Data) async throws -> Data {
+    @concurrent func readOrCreate(_ create: @Sendable () -> Data) async throws -> Data {
         try await exclusively { _ in
-            if let data = try await readConcurrently() {
+            if let data = try read() {
                 return data
             }
             let data = create()
-            try await storeConcurrently(data)
+            try store(data)
             return data
         }
     }
 
-    /// Removes the file under the locks; removing a missing file, even from a missing
-    /// directory, succeeds without creating anything.
-    func remove() async throws {
+    @concurrent func remove() async throws {
         try await exclusively(creatingDirectory: false) { directoryExists in
             if directoryExists {
                 try delete()
             }
+        }
+    }
+
+    @concurrent func moveAsideExclusively() async throws -> String {
+        try await exclusively(creatingDirectory: false) { directoryExists in
+            guard directoryExists else {
+                throw ValueStoreError(.notFound, store: label, reason: "there is no file to move aside")
+            }
+            return try moveAside()
         }
     }
 }
@@ -279,27 +285,35 @@ extension DurableFile {
 // MARK: - Locking
 
 extension DurableFile {
-    /// Runs `body` while holding this path's in-process lock and its advisory file lock.
+    /// Runs `body` holding this process's lock for the path and the advisory lock shared with
+    /// other processes; `body` learns whether the directory exists.
     ///
-    /// `body` receives `false` when the directory does not exist and `creatingDirectory` is
-    /// `false`: there is then nothing to lock and nothing stored.
-    nonisolated(nonsending) func exclusively<Result>(
+    /// It runs on the caller's executor, so that an update's body can capture the caller's state;
+    /// taking, waiting for and releasing the file lock run on the global concurrent executor.
+    func exclusively<Result>(
         creatingDirectory: Bool = true,
-        _ body: nonisolated(nonsending) (_ directoryExists: Bool) async throws -> Result
+        _ body: (_ directoryExists: Bool) async throws -> Result
     ) async throws -> Result {
         try await PathLocks.shared.withLock(path) {
             guard let lock = try await acquireFileLock(creatingDirectory: creatingDirectory) else {
                 return try await body(false)
             }
+            let result: Swift.Result<Result, any Error>
+            do {
+                result = .success(try await body(true))
+            } catch {
+                result = .failure(error)
+            }
             // Closing the lock file releases the lock; it holds no data to lose.
-            defer { closeQuietly(lock) }
-            removeOrphansOnce()
-            return try await body(true)
+            await releaseFileLock(lock)
+            return try result.get()
         }
     }
 
-    /// Opens the sidecar lock file and takes its lock; `nil` when the directory is missing and
-    /// may not be created.
+    @concurrent private func releaseFileLock(_ descriptor: Int32) async {
+        closeQuietly(descriptor)
+    }
+
     @concurrent private func acquireFileLock(creatingDirectory: Bool) async throws -> Int32? {
         let flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC
         let mode = mode_t(options.permissions)
@@ -321,6 +335,7 @@ extension DurableFile {
             if try !fileSystem.lock(descriptor, false) {
                 try await waitForLock(descriptor)
             }
+            removeOrphansOnce()
             return descriptor
         } catch {
             closeQuietly(descriptor)

@@ -28,12 +28,7 @@ public enum FileQuarantine {
     /// - Throws: ``ValueStoreError/notFound`` when there is no file, or an I/O error.
     public static func moveAside(_ url: URL) async throws -> URL {
         let file = DurableFile(url, options: .default, fileSystem: .live)
-        let aside = try await file.exclusively(creatingDirectory: false) { directoryExists in
-            guard directoryExists else {
-                throw ValueStoreError(.notFound, store: file.label, reason: "there is no file to move aside")
-            }
-            return try file.moveAside()
-        }
+        let aside = try await file.moveAsideExclusively()
         return URL(fileURLWithPath: aside)
     }
 

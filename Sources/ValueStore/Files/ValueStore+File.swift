@@ -37,7 +37,18 @@ extension ValueStore where Environment == Void, Value == Data {
         let label = file.label
         return Self(
             label: label,
-            transaction: Transaction { _, body in
+            load: { _ in
+                guard let data = try await file.readConcurrently() else {
+                    throw ValueStoreError(.notFound, store: label)
+                }
+                return data
+            },
+            save: { data, _ in
+                try await file.save(data)
+                return data
+            },
+            remove: { _ in try await file.remove() },
+            update: { _, body in
                 try await file.exclusively { _ in
                     let current = try await file.readConcurrently()
                     var state = current
@@ -47,20 +58,7 @@ extension ValueStore where Environment == Void, Value == Data {
                     }
                     return state
                 }
-            },
-            immediate: .none,
-            returnsSavedValue: true,
-            load: { _ in
-                guard let data = try file.read() else {
-                    throw ValueStoreError(.notFound, store: label)
-                }
-                return data
-            },
-            save: { data, _ in
-                try await file.save(data)
-                return data
-            },
-            remove: { _ in try await file.remove() }
+            }
         )
     }
 }

@@ -11,16 +11,8 @@ extension ValueStore where Value: Sendable {
     ///   stays stored.
     @inlinable
     public static func constant(_ value: Value) -> Self {
-        let immediate = Immediate<Environment, Value>(
-            load: { _ in value },
-            save: { _, _ in value },
-            remove: { _ in true }
-        )
-        return Self(
+        Self(
             label: "constant store",
-            transaction: nil,
-            immediate: immediate,
-            returnsSavedValue: false,
             load: { _ in value },
             save: { _, _ in value },
             remove: { _ in }

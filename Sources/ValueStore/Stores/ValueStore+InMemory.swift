@@ -18,43 +18,27 @@ extension ValueStore where Value: Sendable {
     public static func inMemory(_ initial: Value? = nil) -> Self {
         let box = Locked<Value?>(initial)
         let label = "in-memory store"
-        // Direct calls, so that the async closures and their synchronous forms share one body
-        // without calling through one another.
-        @Sendable func read() throws -> Value {
-            guard let value = box.withLock({ $0 }) else {
-                throw ValueStoreError(.notFound, store: label)
-            }
-            return value
-        }
-        @Sendable func write(_ value: Value?) {
-            box.withLock { $0 = value }
-        }
         return Self(
             label: label,
-            transaction: Transaction { _, body in
+            load: { _ in
+                guard let value = box.withLock({ $0 }) else {
+                    throw ValueStoreError(.notFound, store: label)
+                }
+                return value
+            },
+            save: { value, _ in
+                box.withLock { $0 = value }
+                return value
+            },
+            remove: { _ in
+                box.withLock { $0 = nil }
+            },
+            update: { _, body in
                 try box.withLock { value in
                     try body(&value)
                     return value
                 }
-            },
-            immediate: Immediate(
-                load: { _ in try read() },
-                save: { value, _ in
-                    write(value)
-                    return value
-                },
-                remove: { _ in
-                    write(nil)
-                    return true
-                }
-            ),
-            returnsSavedValue: true,
-            load: { _ in try read() },
-            save: { value, _ in
-                write(value)
-                return value
-            },
-            remove: { _ in write(nil) }
+            }
         )
     }
 }

@@ -45,6 +45,45 @@ extension AppPersistence {
     }
 }
 
+// Core.md, "Writing your own store": blocking calls live in `@concurrent` functions.
+struct BlobFolder: Sendable {
+    let directory: URL
+
+    @concurrent func read(_ name: String) async throws -> Data {
+        do {
+            return try Data(contentsOf: directory.appending(path: name))
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            throw ValueStoreError(.notFound, store: "blob '\(name)'")
+        }
+    }
+
+    @concurrent func write(_ data: Data, to name: String) async throws {
+        try data.write(to: directory.appending(path: name), options: .atomic)
+    }
+
+    @concurrent func remove(_ name: String) async throws {
+        do {
+            try FileManager.default.removeItem(at: directory.appending(path: name))
+        } catch let error as CocoaError where error.code == .fileNoSuchFile {
+            return
+        }
+    }
+}
+
+extension ValueStore where Environment == Void, Value == Data {
+    static func blob(_ name: String, in folder: BlobFolder) -> Self {
+        ValueStore(
+            label: "blob '\(name)'",
+            load: { try await folder.read(name) },
+            save: { data in
+                try await folder.write(data, to: name)
+                return data
+            },
+            remove: { try await folder.remove(name) }
+        )
+    }
+}
+
 struct Session: Sendable {
     var accountID: String
 }
@@ -78,9 +117,21 @@ struct AppEnvironment: Sendable {
         }
     }
 
+    @Test func aBlockingStoreWrittenByHand() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = ValueStore<Void, Data>.blob("avatar.png", in: BlobFolder(directory: directory))
+            await #expect(throws: ValueStoreError.notFound) { try await store.load() }
+            try await store.save(Data([1, 2, 3]))
+            #expect(try await store.load() == Data([1, 2, 3]))
+            try await store.remove()
+            try await store.remove()
+            await #expect(throws: ValueStoreError.notFound) { try await store.load() }
+        }
+    }
+
     @Test func typeSafeKeys() async throws {
         let store: ValueStore<Void, [User]> = .users
-        #expect(store.label?.hasSuffix("/users.json'") == true)
+        #expect(store.label.hasSuffix("/users.json'"))
     }
 
     @Test func errors() async throws {
