@@ -9,7 +9,8 @@ extension ValueStore {
     /// await #expect(throws: ValueStoreError.self) { try await store.save(2) }
     /// ```
     ///
-    /// `update` through it loads and saves through it, so faults apply to both steps.
+    /// `update` through it counts as a load and a save, so faults for both apply; then the base
+    /// store's own update runs, so it stays atomic.
     ///
     /// - Parameter faults: What to inject; each applies to every call it matches.
     /// - Returns: A store that behaves like this one except where a fault applies.
@@ -31,6 +32,7 @@ extension ValueStore {
             return after
         }
         return Self(
+            label: label,
             load: { environment in
                 let after = try await perform(.load)
                 let value = try await self.load(environment)
@@ -47,6 +49,14 @@ extension ValueStore {
                 let after = try await perform(.remove)
                 try await self.remove(environment)
                 if let error = after.first { throw error }
+            },
+            update: { environment, body in
+                // An update reads and writes: faults for both apply, then the base store's own
+                // update runs, so it stays atomic.
+                let after = try await perform(.load) + perform(.save)
+                let stored = try await self.update(environment, body)
+                if let error = after.first { throw error }
+                return stored
             }
         )
     }

@@ -47,4 +47,10 @@ import ValueStoreTesting
         #expect(try await store.load() == 1)
         await #expect(throws: Boom(id: 2)) { try await store.save(2) }
     }
+
+    @Test func updateThroughAnInjectingStoreStaysAtomic() async throws {
+        let store = ValueStore<Void, Int>.inMemory(0).injecting(.delaying(.milliseconds(1)))
+        try await concurrently(50) { _ in try await store.update { $0 += 1 } }
+        #expect(try await store.load() == 50)
+    }
 }

@@ -3,6 +3,15 @@ import ValueStore
 import ValueStoreTesting
 
 @Suite struct RecordingTests {
+    @Test func updateThroughARecordingStoreStaysAtomic() async throws {
+        let recorder = ValueStoreRecorder<Int>()
+        let store = ValueStore<Void, Int>.inMemory(0).recording(into: recorder)
+        try await concurrently(100) { _ in try await store.update { $0 += 1 } }
+        #expect(try await store.load() == 100)
+        #expect(recorder.savedValues.sorted() == Array(1...100))
+        #expect(store.label == "in-memory store")
+    }
+
     @Test func recordsEachOperationWithItsValue() async throws {
         let recorder = ValueStoreRecorder<Int>()
         let store = ValueStore<Void, Int>.inMemory(1).recording(into: recorder)
