@@ -12,7 +12,7 @@ extension ValueStore where Environment == Void, Value: Sendable {
     ///   empties it, so the next load reads what the base really holds.
     /// - Overlapping saves, and loads that overlap a save, are never cached: the next load reads
     ///   the base store, so cache and base always agree.
-    /// - `update` goes through the base store's transaction and stays atomic.
+    /// - `update` goes through the base store's `update` and stays atomic.
     ///
     /// > Important: The cache trusts that this process writes the value only through this
     /// > store. Changes made by other processes, or by other stores over the same file, are not
