@@ -37,7 +37,7 @@ let package = Package(
         .library(name: "ValueStoreTesting", targets: ["ValueStoreTesting"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0")
     ],
     targets: [
         .target(

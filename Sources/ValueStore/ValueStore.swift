@@ -30,23 +30,26 @@
 /// the main actor does not hop to another thread and back. Work that blocks (file I/O, `fsync`,
 /// lock waits, key derivation) never runs there: the library's backends move it to the global
 /// concurrent executor with `@concurrent` functions. A store you write yourself must do the same;
-/// see ``init(label:load:save:remove:update:)``.
+/// see ``init(label:load:save:remove:update:)-(_,Load,_,_,_)``.
 public struct ValueStore<Environment, Value>: Sendable {
     /// Loads the value; throws ``ValueStoreError/notFound`` when none is stored.
-    public typealias Load = nonisolated(nonsending) @Sendable (
-        _ environment: Environment
-    ) async throws -> Value
+    public typealias Load =
+        nonisolated(nonsending) @Sendable (
+            _ environment: Environment
+        ) async throws -> Value
 
     /// Saves a value and returns it as it was stored.
-    public typealias Save = nonisolated(nonsending) @Sendable (
-        _ value: Value,
-        _ environment: Environment
-    ) async throws -> Value
+    public typealias Save =
+        nonisolated(nonsending) @Sendable (
+            _ value: Value,
+            _ environment: Environment
+        ) async throws -> Value
 
     /// Removes the value; removing an absent value succeeds.
-    public typealias Remove = nonisolated(nonsending) @Sendable (
-        _ environment: Environment
-    ) async throws -> Void
+    public typealias Remove =
+        nonisolated(nonsending) @Sendable (
+            _ environment: Environment
+        ) async throws -> Void
 
     /// Reads the value, lets `body` change it, and writes the result, as one step.
     ///
@@ -54,10 +57,11 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// to `nil` to remove it. The closure then stores the result and returns what it stored
     /// (`nil`: nothing). If `body` throws, nothing is written and its error propagates unchanged.
     /// `body` runs on the caller's executor.
-    public typealias Update = nonisolated(nonsending) @Sendable (
-        _ environment: Environment,
-        _ body: (_ value: inout Value?) throws -> Void
-    ) async throws -> Value?
+    public typealias Update =
+        nonisolated(nonsending) @Sendable (
+            _ environment: Environment,
+            _ body: (_ value: inout Value?) throws -> Void
+        ) async throws -> Value?
 
     /// What the store is, for error messages and logs: "file '/path/settings.json'".
     ///
@@ -72,7 +76,7 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// > Important: Each closure is independent. Assigning a new `save` does not change
     /// > ``update``, which keeps writing the way it did. When you replace `save` or ``remove``,
     /// > replace ``update`` too, or build a new store with
-    /// > ``init(label:load:save:remove:update:)``, which derives `update` from the closures you
+    /// > ``init(label:load:save:remove:update:)-(_,Load,_,_,_)``, which derives `update` from the closures you
     /// > give it.
     public var save: Save
 
@@ -85,7 +89,7 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// The library's backends make it atomic: the in-memory store holds its lock, and file stores
     /// hold a per-path lock and an advisory file lock shared with other processes. Combinators
     /// that pass values through (``map(load:save:)``, ``coded(_:)``, ``default(_:)``,
-    /// ``optional()``, ``mapError(_:)``, ``pullback(_:)-4a1lq``, ``provide(_:)``,
+    /// ``optional()``, ``mapError(_:)``, `pullback(_:)`, ``provide(_:)``,
     /// ``replacing(_:)``, ``cached()``) lift it, so it stays atomic through them.
     public var update: Update
 
@@ -157,7 +161,7 @@ public struct ValueStore<Environment, Value>: Sendable {
 
 extension ValueStore where Environment == Void {
     /// Creates a store whose operations need no environment; see
-    /// ``init(label:load:save:remove:update:)``.
+    /// ``init(label:load:save:remove:update:)-(_,Load,_,_,_)``.
     ///
     /// ```swift
     /// let token = ValueStore<Void, String>(

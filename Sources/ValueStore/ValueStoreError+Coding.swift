@@ -59,7 +59,8 @@ extension ValueStoreError {
         if case .invalidValue(let value, let context) = error as? EncodingError {
             self.init(
                 .encodingFailed,
-                reason: "\(type(of: value)) at \(context.codingPath.readable) cannot be encoded as \(format ?? "the stored type"): "
+                reason:
+                    "\(type(of: value)) at \(context.codingPath.readable) cannot be encoded as \(format ?? "the stored type"): "
                     + context.debugDescription,
                 underlyingError: error
             )

@@ -44,7 +44,10 @@ struct Demo {
         let settings = try await persistence.settings.load()
         say("Loaded settings: theme \(settings.theme), font size \(settings.fontSize).")
         let legacyLeft = try await persistence.legacyPreferences.optional().load() != nil
-        say(legacyLeft ? "preferences.plist is still there." : "preferences.plist is gone: the value lives in settings.json now.")
+        say(
+            legacyLeft
+                ? "preferences.plist is still there."
+                : "preferences.plist is gone: the value lives in settings.json now.")
     }
 
     /// Saved values come back, also through a store created afresh (as after a restart).
@@ -107,7 +110,9 @@ struct Demo {
         say("Saved it; secure/credential.enc holds \(bytes.count) bytes and begins:")
         say("  " + bytes.prefix(24).map { String(format: "%02x", $0) }.joined(separator: " ") + " …")
         let leaks = bytes.range(of: Data(credential.password.utf8)) != nil || bytes.range(of: Data("ada".utf8)) != nil
-        say(leaks ? "The password is readable in the file!" : "Neither the account nor the password appears in the file.")
+        say(
+            leaks
+                ? "The password is readable in the file!" : "Neither the account nor the password appears in the file.")
         say("Loaded back with the key: \(try await persistence.credential.load().account).")
 
         do {
@@ -131,7 +136,9 @@ struct Demo {
         step("Mocks")
         let mock = Persistence.mock
         try await mock.settings.update { $0.theme = "preview" }
-        say("Persistence.mock keeps everything in memory: theme \(try await mock.settings.load().theme), no file written.")
+        say(
+            "Persistence.mock keeps everything in memory: theme \(try await mock.settings.load().theme), no file written."
+        )
     }
 
     private func step(_ title: String) {

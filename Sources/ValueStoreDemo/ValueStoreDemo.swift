@@ -21,7 +21,9 @@ struct ValueStoreDemo {
         print("ValueStore demo, storing its files in \(directory.path(percentEncoded: false))")
         do {
             try await Demo(directory: directory).run()
-            print("\nDone. Run again with --directory \(directory.path(percentEncoded: false)) to continue from these files.")
+            print(
+                "\nDone. Run again with --directory \(directory.path(percentEncoded: false)) to continue from these files."
+            )
         } catch {
             print("\nThe demo failed: \(error)")
             exit(1)

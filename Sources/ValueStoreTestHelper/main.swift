@@ -85,6 +85,7 @@ case "write-loop" where arguments.count == 4 || arguments.count == 5:
 case "increment" where arguments.count == 5:
     try await increment(mode: arguments[2], url: URL(fileURLWithPath: arguments[3]), count: Int(arguments[4])!)
 default:
-    FileHandle.standardError.write(Data("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT\n".utf8))
     exit(64)
 }

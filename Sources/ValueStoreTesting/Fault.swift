@@ -36,7 +36,7 @@ public struct Fault: Sendable {
     ///
     /// - Parameters:
     ///   - number: The call to fail, counting from 1.
-    ///   - error: The error to throw; by default an I/O ``ValueStoreError`` naming the call.
+    ///   - error: The error to throw; by default an I/O `ValueStoreError` naming the call.
     /// - Returns: A fault.
     public static func failingCall(_ number: Int, with error: (any Error)? = nil) -> Self {
         Self { call, operation in
@@ -52,7 +52,7 @@ public struct Fault: Sendable {
     /// ```
     ///
     /// - Parameters:
-    ///   - error: The error to throw; by default an I/O ``ValueStoreError`` naming the call.
+    ///   - error: The error to throw; by default an I/O `ValueStoreError` naming the call.
     ///   - afterWriting: Whether the store saves the value before the call fails.
     /// - Returns: A fault.
     public static func failingSaves(with error: (any Error)? = nil, afterWriting: Bool = false) -> Self {
@@ -67,7 +67,7 @@ public struct Fault: Sendable {
     ///
     /// - Parameters:
     ///   - operation: The operation to fail.
-    ///   - error: The error to throw; by default an I/O ``ValueStoreError`` naming the call.
+    ///   - error: The error to throw; by default an I/O `ValueStoreError` naming the call.
     ///   - afterWriting: Whether the store performs the operation before the call fails.
     /// - Returns: A fault.
     public static func failing(

@@ -13,7 +13,7 @@ public import ValueStore
 ///
 /// The laws:
 /// - **Double remove**: removing twice succeeds, whether or not a value was stored.
-/// - **Absent is notFound**: loading after a remove throws ``ValueStoreError/notFound``, not
+/// - **Absent is notFound**: loading after a remove throws `ValueStoreError.notFound`, not
 ///   another error and not a value.
 /// - **Round trip**: after saving a value, loading returns it; saving another replaces it.
 /// - **Save returns**: `save` returns what a following `load` returns.

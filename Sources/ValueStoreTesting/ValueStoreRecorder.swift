@@ -2,7 +2,7 @@ import Synchronization
 
 /// Records every operation a store performs, for tests that check how code uses a store.
 ///
-/// Wrap a store with ``ValueStore/recording(into:)`` and read the recorder afterwards:
+/// Wrap a store with `recording(into:)` and read the recorder afterwards:
 ///
 /// ```swift
 /// let recorder = ValueStoreRecorder<Int>()

@@ -27,11 +27,13 @@ func registerEncryptedRows<Value: Codable & Sendable & Equatable>(
 
     @Sendable func open(_ sealed: Data, _ key: SymmetricKey) throws -> Data {
         let nonce = try AES.GCM.Nonce(data: sealed[44..<56])
-        let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: sealed[56..<(sealed.count - 16)], tag: sealed.suffix(16))
+        let box = try AES.GCM.SealedBox(
+            nonce: nonce, ciphertext: sealed[56..<(sealed.count - 16)], tag: sealed.suffix(16))
         return try AES.GCM.open(box, using: key, authenticating: header)
     }
 
-    benchmarkInFreshDirectory("encryptedFile \(size): save, floor: raw seal + durable write", configuration: saves) { directory in
+    benchmarkInFreshDirectory("encryptedFile \(size): save, floor: raw seal + durable write", configuration: saves) {
+        directory in
         (RawFile(directory.appending(path: "value.enc")), SymmetricKey(size: .bits256))
     } measure: { benchmark, state in
         let (file, key) = state
@@ -40,7 +42,8 @@ func registerEncryptedRows<Value: Codable & Sendable & Equatable>(
         }
     }
 
-    benchmarkInFreshDirectory("encryptedFile \(size): load, floor: raw read + open + decode", configuration: loads) { directory in
+    benchmarkInFreshDirectory("encryptedFile \(size): load, floor: raw read + open + decode", configuration: loads) {
+        directory in
         let file = RawFile(directory.appending(path: "value.enc"))
         let key = SymmetricKey(size: .bits256)
         try file.replace(with: seal(json.encode(value), key))
@@ -65,7 +68,8 @@ func registerEncryptedRows<Value: Codable & Sendable & Equatable>(
         let url = directory.appending(path: "value.enc")
         let store = ValueStore<Void, Value>.encryptedFile(url, key: .random())
         try await store.save(value)
-        try expect(Data(contentsOf: url).count == json.encode(value).count + 60, "the store writes what the floor writes")
+        try expect(
+            Data(contentsOf: url).count == json.encode(value).count + 60, "the store writes what the floor writes")
         try expect(await store.load() == value, "the store reads back the value it wrote")
         return store
     } measure: { benchmark, store in

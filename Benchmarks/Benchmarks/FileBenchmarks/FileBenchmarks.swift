@@ -50,7 +50,8 @@ func registerRows<Value: Codable & Sendable & Equatable>(
     saves: Benchmark.Configuration,
     loads: Benchmark.Configuration
 ) {
-    benchmarkInFreshDirectory("\(format.storeName) \(size): save, floor: raw durable write", configuration: saves) { directory in
+    benchmarkInFreshDirectory("\(format.storeName) \(size): save, floor: raw durable write", configuration: saves) {
+        directory in
         RawFile(directory.appending(path: format.fileName))
     } measure: { benchmark, file in
         for _ in benchmark.scaledIterations {
@@ -58,7 +59,8 @@ func registerRows<Value: Codable & Sendable & Equatable>(
         }
     }
 
-    benchmarkInFreshDirectory("\(format.storeName) \(size): load, floor: raw read + decode", configuration: loads) { directory in
+    benchmarkInFreshDirectory("\(format.storeName) \(size): load, floor: raw read + decode", configuration: loads) {
+        directory in
         let file = RawFile(directory.appending(path: format.fileName))
         try file.replace(with: format.encode(value))
         try expect(format.decode(file.contents()) == value, "the floor reads back the value it wrote")

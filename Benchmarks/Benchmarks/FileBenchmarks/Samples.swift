@@ -43,15 +43,16 @@ struct Library: Codable, Equatable, Sendable {
     static let megabyte = Library(count: 11_000)
 
     init(count: Int) {
-        self.init(records: (0..<count).map { index in
-            Record(
-                id: index,
-                title: "Record \(index)",
-                rating: Double(index % 50) / 10,
-                isFavorite: index % 7 == 0,
-                tags: ["tag\(index % 13)", "group\(index % 5)"]
-            )
-        })
+        self.init(
+            records: (0..<count).map { index in
+                Record(
+                    id: index,
+                    title: "Record \(index)",
+                    rating: Double(index % 50) / 10,
+                    isFavorite: index % 7 == 0,
+                    tags: ["tag\(index % 13)", "group\(index % 5)"]
+                )
+            })
     }
 
     init(records: [Record]) {

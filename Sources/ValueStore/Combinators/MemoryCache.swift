@@ -78,8 +78,9 @@ final class MemoryCache<Value: Sendable>: Sendable {
                 state.sharedLoad = nil
             }
             if let value = loaded,
-               state.generation == generation,
-               state.mutationsInFlight == 0 {
+                state.generation == generation,
+                state.mutationsInFlight == 0
+            {
                 state.value = value
             }
         }
@@ -107,8 +108,9 @@ final class MemoryCache<Value: Sendable>: Sendable {
         state.withLock { state in
             state.mutationsInFlight -= 1
             if case .success(let stored) = result,
-               state.mutationsInFlight == 0,
-               state.generation == generation {
+                state.mutationsInFlight == 0,
+                state.generation == generation
+            {
                 state.value = stored
             }
             // Loads that started during the mutation may have read the old value.

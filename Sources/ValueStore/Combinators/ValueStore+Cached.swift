@@ -70,7 +70,8 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
         let guardian = CacheGuard()
         // Copies what this store now holds (`nil`: nothing) into the cache; called with the lock
         // held, after this store's operation succeeded.
-        let copyToCache: @Sendable (_ stored: Value?, _ environment: Environment) async -> Void = { stored, environment in
+        let copyToCache: @Sendable (_ stored: Value?, _ environment: Environment) async -> Void = {
+            stored, environment in
             await guardian.write {
                 if let stored {
                     _ = try await cache.save(stored, environment)

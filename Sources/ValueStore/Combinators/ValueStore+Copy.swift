@@ -37,31 +37,21 @@ extension ValueStore {
 }
 
 extension ValueStore where Environment == Void {
-    /// Saves this store's value into `target`; this store keeps it.
+    /// ``copy(to:environment:)`` for stores that need no environment.
     ///
     /// ```swift
     /// try await settings.copy(to: backup)
     /// ```
-    ///
-    /// - Parameter target: The store to save into.
-    /// - Returns: The value as `target` stored it.
-    /// - Throws: ``ValueStoreError/notFound`` when this store holds nothing (then `target` is
-    ///   untouched), or either store's failure.
     @discardableResult
     public func copy(to target: Self) async throws -> Value {
         try await copy(to: target, environment: ())
     }
 
-    /// Moves this store's value into `target`, removing it here only after `target` saved it.
+    /// ``move(to:environment:)`` for stores that need no environment.
     ///
     /// ```swift
     /// try await legacyToken.move(to: token)
     /// ```
-    ///
-    /// - Parameter target: The store to move the value into.
-    /// - Returns: The value as `target` stored it.
-    /// - Throws: ``ValueStoreError/notFound`` when this store holds nothing, or either store's
-    ///   failure. If `target` fails to save, this store still holds the value.
     @discardableResult
     public func move(to target: Self) async throws -> Value {
         try await move(to: target, environment: ())

@@ -63,16 +63,11 @@ extension ValueStore {
 }
 
 extension ValueStore where Environment == Void {
-    /// Loads the value, or `defaultValue` where nothing is stored.
+    /// ``load(default:environment:)`` for a store that needs no environment.
     ///
     /// ```swift
     /// let theme = try await persistence.theme.load(default: .system)
     /// ```
-    ///
-    /// - Parameter defaultValue: The value returned where nothing is stored.
-    /// - Returns: The stored value, or `defaultValue`.
-    /// - Throws: Every error but ``ValueStoreError/notFound``: a default never hides corrupt
-    ///   or unreadable data.
     @inlinable
     public func load(default defaultValue: Value) async throws -> Value {
         try await load(default: defaultValue, environment: ())

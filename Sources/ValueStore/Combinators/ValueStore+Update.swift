@@ -8,7 +8,7 @@ extension ValueStore {
     /// It runs the store's ``update`` closure: on the library's backends the whole
     /// read-modify-write is atomic, within the process and, for files, across processes, and the
     /// combinators that pass values through keep it atomic. A store built with
-    /// ``init(label:load:save:remove:update:)`` without an `update` closure updates by load,
+    /// ``init(label:load:save:remove:update:)-(_,Load,_,_,_)`` without an `update` closure updates by load,
     /// transform, save, which is not atomic.
     ///
     /// `transform` runs on the caller's executor and may capture the caller's state; keep it
@@ -52,6 +52,7 @@ extension ValueStore {
     ///   - value: The value to save, or `nil` to remove.
     ///   - environment: The environment the store needs.
     /// - Returns: The value as stored, or `nil` after a remove.
+    /// - Throws: The store's failure to save or remove.
     @discardableResult
     public func set(_ value: Value?, environment: Environment) async throws -> Value? {
         guard let value else {
@@ -63,19 +64,11 @@ extension ValueStore {
 }
 
 extension ValueStore where Environment == Void {
-    /// Atomically loads the value, transforms it and saves the result.
+    /// ``update(environment:_:)`` for a store that needs no environment.
     ///
     /// ```swift
     /// let launches = try await persistence.launchCount.update { $0 += 1 }
     /// ```
-    ///
-    /// See ``update(environment:_:)`` for the atomicity guarantees.
-    ///
-    /// - Parameter transform: Changes the value in place. If it throws, nothing is saved and its
-    ///   error propagates unchanged.
-    /// - Returns: The value as stored after the update.
-    /// - Throws: ``ValueStoreError/notFound`` when nothing is stored (use ``default(_:)`` to
-    ///   start from a value), the store's failure, or `transform`'s error.
     @discardableResult
     public func update(
         _ transform: (_ value: inout Value) throws -> Void
@@ -83,14 +76,11 @@ extension ValueStore where Environment == Void {
         try await update(environment: (), transform)
     }
 
-    /// Saves `value`, or removes the stored value when `value` is `nil`.
+    /// ``set(_:environment:)`` for a store that needs no environment.
     ///
     /// ```swift
     /// try await persistence.token.set(nil)   // removes
     /// ```
-    ///
-    /// - Parameter value: The value to save, or `nil` to remove.
-    /// - Returns: The value as stored, or `nil` after a remove.
     @discardableResult
     public func set(_ value: Value?) async throws -> Value? {
         try await set(value, environment: ())

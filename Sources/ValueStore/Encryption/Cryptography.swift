@@ -100,7 +100,8 @@ enum Cipher {
         nonce: Data,
         authenticating authenticatedData: Data
     ) throws -> (ciphertext: Data, tag: Data) {
-        let box = try AES.GCM.seal(plaintext, using: key.key, nonce: AES.GCM.Nonce(data: nonce), authenticating: authenticatedData)
+        let box = try AES.GCM.seal(
+            plaintext, using: key.key, nonce: AES.GCM.Nonce(data: nonce), authenticating: authenticatedData)
         return (box.ciphertext, box.tag)
     }
 

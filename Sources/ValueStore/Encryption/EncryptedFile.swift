@@ -8,7 +8,8 @@ struct EncryptedFile: Sendable {
     let identity: String
 
     init(_ url: URL, identity: String?, durability: FileOptions.Durability, fileSystem: FileSystem) {
-        file = DurableFile(url, options: FileOptions(durability: durability, permissions: 0o600), fileSystem: fileSystem)
+        file = DurableFile(
+            url, options: FileOptions(durability: durability, permissions: 0o600), fileSystem: fileSystem)
         self.identity = identity ?? file.name
     }
 

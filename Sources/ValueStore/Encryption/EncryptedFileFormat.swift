@@ -30,7 +30,8 @@ enum EncryptedFileFormat {
         let nonce = Cipher.randomNonce()
         var header = magic + [version, aes256GCM, 0, 0] + keyID(key) + itemID(identity) + nonce
         withUnsafeBytes(of: UInt64(plaintext.count).bigEndian) { header.append(contentsOf: $0) }
-        let sealed = try Cipher.seal(plaintext, using: key.secret, nonce: nonce, authenticating: authenticatedData(header, identity))
+        let sealed = try Cipher.seal(
+            plaintext, using: key.secret, nonce: nonce, authenticating: authenticatedData(header, identity))
         return header + sealed.ciphertext + sealed.tag
     }
 
@@ -58,14 +59,18 @@ enum EncryptedFileFormat {
         }
         let fileVersion = bytes[start + 4]
         guard fileVersion == version else {
-            throw failure(.unsupportedFormat, "the file is in format version \(fileVersion); this library reads version \(version)")
+            throw failure(
+                .unsupportedFormat,
+                "the file is in format version \(fileVersion); this library reads version \(version)")
         }
         guard bytes.count >= headerByteCount + Cipher.tagByteCount else {
             throw failure(.corrupted, "the file is truncated: \(bytes.count) bytes, shorter than a header and a tag")
         }
         let algorithm = bytes[start + 5]
         guard algorithm == aes256GCM else {
-            throw failure(.unsupportedFormat, "the file uses encryption algorithm \(algorithm); this library knows 1 (AES-256-GCM)")
+            throw failure(
+                .unsupportedFormat,
+                "the file uses encryption algorithm \(algorithm); this library knows 1 (AES-256-GCM)")
         }
         let length = field(36..<44).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let expected = UInt64(headerByteCount + Cipher.tagByteCount).addingReportingOverflow(length)
@@ -91,13 +96,15 @@ enum EncryptedFileFormat {
                 "the file was encrypted with key \(id), but the store holds \(keyring.ids.joined(separator: ", "))"
             )
         }
-        guard let plaintext = try Cipher.open(
-            ciphertext: field(headerByteCount..<(bytes.count - Cipher.tagByteCount)),
-            nonce: field(24..<36),
-            tag: field((bytes.count - Cipher.tagByteCount)..<bytes.count),
-            using: key.secret,
-            authenticating: authenticatedData(field(0..<headerByteCount), identity)
-        ) else {
+        guard
+            let plaintext = try Cipher.open(
+                ciphertext: field(headerByteCount..<(bytes.count - Cipher.tagByteCount)),
+                nonce: field(24..<36),
+                tag: field((bytes.count - Cipher.tagByteCount)..<bytes.count),
+                using: key.secret,
+                authenticating: authenticatedData(field(0..<headerByteCount), identity)
+            )
+        else {
             throw failure(
                 .authenticationFailed,
                 "the file failed authentication: it was changed after it was written (tampered with or damaged)"

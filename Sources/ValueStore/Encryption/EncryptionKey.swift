@@ -129,9 +129,11 @@ extension EncryptionKey {
     /// - Returns: The derived key.
     /// - Throws: ``ValueStoreError/Code/invalidConfiguration`` for a short salt or too few
     ///   iterations.
-    public static func derived(fromPassphrase passphrase: String, salt: Data, iterations: Int = 600_000) throws -> Self {
+    public static func derived(fromPassphrase passphrase: String, salt: Data, iterations: Int = 600_000) throws -> Self
+    {
         guard salt.count >= 16 else {
-            throw ValueStoreError(.invalidConfiguration, reason: "a passphrase salt needs 16 bytes or more, not \(salt.count)")
+            throw ValueStoreError(
+                .invalidConfiguration, reason: "a passphrase salt needs 16 bytes or more, not \(salt.count)")
         }
         guard iterations >= minimumIterations else {
             throw ValueStoreError(

@@ -19,7 +19,8 @@ enum KeyFileFormat {
             throw ValueStoreError(
                 .corrupted,
                 store: file.label,
-                reason: "not a ValueStore key file (expected \(expected) bytes starting with 'VSKY', found \(data.count) bytes)"
+                reason:
+                    "not a ValueStore key file (expected \(expected) bytes starting with 'VSKY', found \(data.count) bytes)"
             )
         }
         return try EncryptionKey(data: data.suffix(SecretKey.byteCount))

@@ -149,7 +149,8 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         identity: String? = nil,
         durability: FileOptions.Durability = .durable
     ) -> Self {
-        ValueStore<EncryptionKeyring, Value>.encryptedFile(url, identity: identity, durability: durability).provide(keyring)
+        ValueStore<EncryptionKeyring, Value>.encryptedFile(url, identity: identity, durability: durability).provide(
+            keyring)
     }
 
     /// A store that keeps a `Codable` value in an encrypted file whose keys come from a

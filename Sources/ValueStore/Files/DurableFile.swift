@@ -93,7 +93,8 @@ extension DurableFile {
                         buffer = grown
                         capacity *= 2
                     }
-                    let count = try fileSystem.read(descriptor, UnsafeMutableRawBufferPointer(start: buffer + filled, count: capacity - filled))
+                    let count = try fileSystem.read(
+                        descriptor, UnsafeMutableRawBufferPointer(start: buffer + filled, count: capacity - filled))
                     if count == 0 { break }
                     filled += count
                 }

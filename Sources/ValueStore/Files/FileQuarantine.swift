@@ -51,7 +51,8 @@ public enum FileQuarantine {
         } catch {
             throw file.failure("list the directory '\(file.directory)'", error)
         }
-        return names
+        return
+            names
             .filter { $0.hasPrefix("\(file.name).corrupt-") }
             .sorted()
             .map { url.deletingLastPathComponent().appending(path: $0) }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import ValueStore
 import ValueStoreTesting
+
+@testable import ValueStore
 
 @Suite struct CodedTests {
     @Test func storesTheEncodedForm() async throws {

@@ -55,7 +55,8 @@ import ValueStoreTesting
 
     @Test func aFailedMigrationSaveKeepsTheOldValue() async throws {
         let old = ValueStore<Void, Int>.inMemory(1)
-        let new = ValueStore<Void, Int>(load: { throw ValueStoreError.notFound }, save: { _ in throw Boom() }, remove: {})
+        let new = ValueStore<Void, Int>(
+            load: { throw ValueStoreError.notFound }, save: { _ in throw Boom() }, remove: {})
         await #expect(throws: Boom()) { try await new.replacing(old).load() }
         #expect(try await old.load() == 1)
     }

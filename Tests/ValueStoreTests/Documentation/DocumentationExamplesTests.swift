@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import ValueStore
 import ValueStoreTesting
+
+@testable import ValueStore
 
 // The code shown in README.md and Documentation/*.md, compiled and run here.
 // `DocumentationTests` checks that every Swift block of the guides appears in this file, in a test,
@@ -99,7 +100,7 @@ struct AppEnvironment: Sendable {
                 .jsonFile(directory.appending(path: "preferences.json"))
                 .default(Preferences())
 
-            let current = try await preferences.load()                     // Preferences() at first
+            let current = try await preferences.load()  // Preferences() at first
             try await preferences.save(Preferences(theme: "dark", fontSize: 16))
             let bigger = try await preferences.update { $0.fontSize += 1 }  // atomic, even across processes
 
@@ -142,7 +143,7 @@ struct AppEnvironment: Sendable {
         } catch ValueStoreError.notFound {
             preferences = Preferences()
         } catch let error as ValueStoreError where error.code == .corrupted {
-            print(error)   // The stored data is corrupted in file '…/preferences.json': …
+            print(error)  // The stored data is corrupted in file '…/preferences.json': …
             throw error
         }
         #expect(preferences == Preferences())
@@ -183,7 +184,7 @@ struct AppEnvironment: Sendable {
                 .replacing(legacyToken)
                 .cached()
 
-            let value = try await token.load()   // migrated from legacyToken, then served from memory
+            let value = try await token.load()  // migrated from legacyToken, then served from memory
             #expect(value == "from-version-1")
         }
     }
@@ -201,11 +202,11 @@ struct AppEnvironment: Sendable {
 
     @Test func recovery() async throws {
         let launches = ValueStore<Void, Int>.inMemory().default(0)
-        try await launches.update { $0 += 1 }   // 1: update starts from the default
+        try await launches.update { $0 += 1 }  // 1: update starts from the default
 
         let token = ValueStore<Void, String>.inMemory().optional()
-        let maybe = try await token.load()      // nil, not an error
-        try await token.save(nil)               // removes
+        let maybe = try await token.load()  // nil, not an error
+        try await token.save(nil)  // removes
 
         #expect(try await launches.load() == 1)
         #expect(maybe == nil)
@@ -214,9 +215,9 @@ struct AppEnvironment: Sendable {
     @Test func copyAndMove() async throws {
         let draft = ValueStore<Void, String>.inMemory("hello")
         let published = ValueStore<Void, String>.inMemory()
-        try await draft.copy(to: published)    // both hold "hello"
-        try await draft.move(to: published)    // only published holds it
-        try await published.set(nil)           // set(nil) removes
+        try await draft.copy(to: published)  // both hold "hello"
+        try await draft.move(to: published)  // only published holds it
+        try await published.set(nil)  // set(nil) removes
 
         await #expect(throws: ValueStoreError.notFound) { try await draft.load() }
     }
@@ -288,9 +289,9 @@ struct AppEnvironment: Sendable {
             do {
                 preferences = try await store.load()
             } catch let error as ValueStoreError where error.code == .corrupted || error.code == .decodingFailed {
-                let aside = try await FileQuarantine.moveAside(url)   // preferences.json.corrupt-<time>-<random>
+                let aside = try await FileQuarantine.moveAside(url)  // preferences.json.corrupt-<time>-<random>
                 print("Kept the damaged file at \(aside.path)")
-                preferences = try await store.load()                  // the default, now
+                preferences = try await store.load()  // the default, now
             }
             #expect(preferences == Preferences())
         }
@@ -299,7 +300,8 @@ struct AppEnvironment: Sendable {
     @Test func propertyListFiles() async throws {
         try await TemporaryDirectory.with { directory in
             let binary = ValueStore<Void, Preferences>.plistFile(directory.appending(path: "preferences.plist"))
-            let readable = ValueStore<Void, Preferences>.plistFile(directory.appending(path: "debug.plist"), format: .xml)
+            let readable = ValueStore<Void, Preferences>.plistFile(
+                directory.appending(path: "debug.plist"), format: .xml)
 
             try await binary.save(Preferences())
             try await readable.save(Preferences())
@@ -352,7 +354,7 @@ struct AppEnvironment: Sendable {
             let url = directory.appending(path: "token.enc")
             let key = EncryptionKey.random()
 
-            let vault = KeyVault()                                   // locked
+            let vault = KeyVault()  // locked
             let token = ValueStore<Void, String>.encryptedFile(url, vault: vault)
             vault.unlock(with: key)
             try await token.save("s3cr3t")
@@ -372,8 +374,8 @@ struct AppEnvironment: Sendable {
 
             let keyring = EncryptionKeyring(current: newKey, previous: [oldKey])
             let token = ValueStore<Void, String>.encryptedFile(url, keyring: keyring)
-            let value = try await token.load()                        // read with oldKey
-            try await keyring.reencryptFile(at: url)                  // rewritten with newKey
+            let value = try await token.load()  // read with oldKey
+            try await keyring.reencryptFile(at: url)  // rewritten with newKey
 
             #expect(value == "s3cr3t")
             #expect(try await ValueStore<Void, String>.encryptedFile(url, key: newKey).load() == "s3cr3t")

@@ -12,7 +12,8 @@ import Testing
 
     static var guides: [URL] {
         let documentation = root.appending(path: "Documentation")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: documentation.path(percentEncoded: false))) ?? []
+        let names =
+            (try? FileManager.default.contentsOfDirectory(atPath: documentation.path(percentEncoded: false))) ?? []
         return [root.appending(path: "README.md")]
             + names.filter { $0.hasSuffix(".md") }.sorted().map { documentation.appending(path: $0) }
     }
@@ -49,7 +50,9 @@ import Testing
         var files: [[String]] = []
         for folder in ["Tests", "Sources/ValueStoreDemo"] {
             let url = root.appending(path: folder)
-            guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil) else { continue }
+            guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil) else {
+                continue
+            }
             for case let file as URL in enumerator where file.pathExtension == "swift" {
                 if let text = try? String(contentsOf: file, encoding: .utf8) {
                     files.append(codeLines(text))
@@ -61,10 +64,13 @@ import Testing
 
     static let librarySource: [[String]] = {
         let url = root.appending(path: "Sources/ValueStore")
-        guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil) else { return [] }
+        guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil) else {
+            return []
+        }
         return enumerator.compactMap { item in
             guard let file = item as? URL, file.pathExtension == "swift",
-                  let text = try? String(contentsOf: file, encoding: .utf8) else { return nil }
+                let text = try? String(contentsOf: file, encoding: .utf8)
+            else { return nil }
             return codeLines(text).map(withoutOpeningBrace)
         }
     }()
@@ -98,7 +104,9 @@ import Testing
     @Test func everyGuideIsLinkedFromTheReadme() throws {
         let readme = try String(contentsOf: Self.root.appending(path: "README.md"), encoding: .utf8)
         for guide in Self.guides.dropFirst() {
-            #expect(readme.contains("(Documentation/\(guide.lastPathComponent))"), "README does not link \(guide.lastPathComponent)")
+            #expect(
+                readme.contains("(Documentation/\(guide.lastPathComponent))"),
+                "README does not link \(guide.lastPathComponent)")
         }
     }
 
@@ -117,7 +125,10 @@ import Testing
 
     @Test func theCheckerCatchesCodeThatIsNowhere() {
         #expect(!Self.appearsInCompiledCode(["let unicorn = ValueStore<Void, Unicorn>.rainbow()"]))
-        #expect(!Self.quotesLibrarySource(["public struct ValueStore<Environment, Value>: Sendable {", "public var unicorn: Int"]))
+        #expect(
+            !Self.quotesLibrarySource([
+                "public struct ValueStore<Environment, Value>: Sendable {", "public var unicorn: Int",
+            ]))
         #expect(Self.quotesLibrarySource(["public struct ValueStore<Environment, Value>: Sendable {", "}"]))
         #expect(Self.appearsInCompiledCode(Self.codeLines("try await launches.update { $0 += 1 }   // 1")))
     }

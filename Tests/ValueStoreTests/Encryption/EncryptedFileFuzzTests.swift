@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ValueStore
 
 /// Feeds the encrypted-file reader thousands of random, truncated, bit-flipped and spliced
@@ -13,13 +14,16 @@ import Testing
         let plaintext = Data(#"{"user":"alice","password":"correct horse"}"#.utf8)
         let valid = try EncryptedFileFormat.seal(plaintext, with: key, identity: "credential.enc")
         let other = try EncryptedFileFormat.seal(plaintext, with: key, identity: "other.enc")
-        let allowed: Set<ValueStoreError.Code> = [.corrupted, .unsupportedFormat, .authenticationFailed, .wrongKey, .itemMismatch]
+        let allowed: Set<ValueStoreError.Code> = [
+            .corrupted, .unsupportedFormat, .authenticationFailed, .wrongKey, .itemMismatch,
+        ]
 
         var inputs: [(String, Data)] = (0..<valid.count).map { ("truncated to \($0)", valid.prefix($0)) }
         for _ in 0..<2_000 {
             var flipped = valid
             for _ in 0..<Int.random(in: 1...3, using: &random) {
-                flipped[Int.random(in: 0..<flipped.count, using: &random)] ^= 1 << UInt8.random(in: 0...7, using: &random)
+                flipped[Int.random(in: 0..<flipped.count, using: &random)] ^=
+                    1 << UInt8.random(in: 0...7, using: &random)
             }
             inputs.append(("bit-flipped", flipped))
         }
@@ -32,7 +36,8 @@ import Testing
 
         for (kind, data) in inputs {
             do {
-                let opened = try EncryptedFileFormat.open(data, with: keyring, identity: "credential.enc", store: "fuzz")
+                let opened = try EncryptedFileFormat.open(
+                    data, with: keyring, identity: "credential.enc", store: "fuzz")
                 // Two flips of the same bit give back the original file, which must open.
                 #expect(data == valid && opened == plaintext, "a \(kind) input decrypted")
             } catch let error as ValueStoreError {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import ValueStore
 import ValueStoreTesting
+
+@testable import ValueStore
 
 @Suite struct EncryptedFileTests {
     struct Credential: Codable, Equatable, Sendable {
@@ -17,7 +18,8 @@ import ValueStoreTesting
     @Test func obeysTheLaws() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "credential.enc")
-            try await ValueStoreLaws.check(ValueStore<Void, Credential>.encryptedFile(url, key: key), samples: .alice, .bob)
+            try await ValueStoreLaws.check(
+                ValueStore<Void, Credential>.encryptedFile(url, key: key), samples: .alice, .bob)
             let keyed = ValueStore<EncryptionKey, Credential>.encryptedFile(url)
             try await ValueStoreLaws.check(keyed, environment: key, samples: .alice, .bob)
         }
@@ -145,7 +147,8 @@ import ValueStoreTesting
                 #expect(try url.bytes() == damaged, "the damaged file is left as it was")
             }
             #expect(codes[.authenticationFailed, default: 0] > original.count / 2)
-            #expect(Set(codes.keys) == [.corrupted, .unsupportedFormat, .authenticationFailed, .wrongKey, .itemMismatch])
+            #expect(
+                Set(codes.keys) == [.corrupted, .unsupportedFormat, .authenticationFailed, .wrongKey, .itemMismatch])
         }
     }
 
@@ -159,7 +162,9 @@ import ValueStoreTesting
                 try original.prefix(length).write(to: url)
                 let error = await #expect(throws: ValueStoreError.self) { try await store.load() }
                 #expect(error?.code == .corrupted, "truncated to \(length)")
-                #expect(length == 0 || error?.reason?.contains("truncated") == true || error?.reason?.contains("VSEF") == true)
+                #expect(
+                    length == 0 || error?.reason?.contains("truncated") == true
+                        || error?.reason?.contains("VSEF") == true)
             }
             try (original + Data([0])).write(to: url)
             let trailing = await #expect(throws: ValueStoreError.self) { try await store.load() }
@@ -196,8 +201,11 @@ import ValueStoreTesting
     @Test func aCustomIdentityBindsTheFileToIt() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "a.enc")
-            try await ValueStore<Void, Credential>.encryptedFile(url, key: key, identity: "com.example.token").save(.alice)
-            #expect(try await ValueStore<Void, Credential>.encryptedFile(url, key: key, identity: "com.example.token").load() == .alice)
+            try await ValueStore<Void, Credential>.encryptedFile(url, key: key, identity: "com.example.token").save(
+                .alice)
+            #expect(
+                try await ValueStore<Void, Credential>.encryptedFile(url, key: key, identity: "com.example.token")
+                    .load() == .alice)
             await #expect(throws: ValueStoreError(.itemMismatch)) {
                 try await ValueStore<Void, Credential>.encryptedFile(url, key: key).load()
             }
@@ -233,7 +241,8 @@ import ValueStoreTesting
 
     @Test func concurrentUpdatesThroughDefaultLoseNothing() async throws {
         try await TemporaryDirectory.with { directory in
-            let counter = ValueStore<Void, Int>.encryptedFile(directory.appending(path: "count.enc"), key: key).default(0)
+            let counter = ValueStore<Void, Int>.encryptedFile(directory.appending(path: "count.enc"), key: key).default(
+                0)
             try await concurrently(200) { _ in try await counter.update { $0 += 1 } }
             #expect(try await counter.load() == 200)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ValueStore
 
 @Suite struct EncryptionKeyTests {
@@ -59,7 +60,8 @@ import Testing
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "vault.key")
             try Data("not a key".utf8).write(to: url)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path(percentEncoded: false))
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o600], ofItemAtPath: url.path(percentEncoded: false))
             let error = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
             #expect(error?.code == .corrupted)
             #expect(try url.bytes() == Data("not a key".utf8))
@@ -70,7 +72,8 @@ import Testing
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "vault.key")
             _ = try await EncryptionKey.loadOrCreate(at: url)
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path(percentEncoded: false))
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o644], ofItemAtPath: url.path(percentEncoded: false))
             let error = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
             #expect(error?.code == .invalidConfiguration)
             #expect(error?.reason?.contains("chmod 600") == true)
@@ -81,7 +84,8 @@ import Testing
         let salt = Data(repeating: 7, count: 16)
         let first = try SecretKey.derive(passphrase: "open sesame", salt: salt, iterations: 1_000)
         let again = try SecretKey.derive(passphrase: "open sesame", salt: salt, iterations: 1_000)
-        let otherSalt = try SecretKey.derive(passphrase: "open sesame", salt: Data(repeating: 8, count: 16), iterations: 1_000)
+        let otherSalt = try SecretKey.derive(
+            passphrase: "open sesame", salt: Data(repeating: 8, count: 16), iterations: 1_000)
         let otherPassphrase = try SecretKey.derive(passphrase: "open sesame!", salt: salt, iterations: 1_000)
         #expect(first.bytes == again.bytes)
         #expect(first.bytes != otherSalt.bytes)
@@ -91,7 +95,9 @@ import Testing
     @Test func derivationMatchesAPublishedPBKDF2Vector() throws {
         // RFC 7914, section 11: PBKDF2-HMAC-SHA256, P = "passwd", S = "salt", c = 1, dkLen = 64.
         let key = try SecretKey.derive(passphrase: "passwd", salt: Data("salt".utf8), iterations: 1)
-        #expect(key.bytes.map { String(format: "%02x", $0) }.joined() == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc")
+        #expect(
+            key.bytes.map { String(format: "%02x", $0) }.joined()
+                == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc")
     }
 
     @Test func weakParametersAreRefused() {
@@ -115,7 +121,8 @@ import Testing
             )
             #expect(try saltFile.bytes().count == 25)
             #expect(try saltFile.permissions() == 0o600)
-            let again = try await EncryptionKey.derived(fromPassphrase: "correct horse", saltFile: saltFile, iterations: 900_000)
+            let again = try await EncryptionKey.derived(
+                fromPassphrase: "correct horse", saltFile: saltFile, iterations: 900_000)
             #expect(again == key, "an existing salt file's own iteration count is used")
             let wrong = try await EncryptionKey.derived(fromPassphrase: "correct horse!", saltFile: saltFile)
             #expect(wrong != key)

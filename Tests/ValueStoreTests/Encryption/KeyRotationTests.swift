@@ -10,7 +10,8 @@ import ValueStore
             let new = EncryptionKey.random()
             try await ValueStore<Void, String>.encryptedFile(url, key: old).save("before")
 
-            let rotating = ValueStore<Void, String>.encryptedFile(url, keyring: EncryptionKeyring(current: new, previous: [old]))
+            let rotating = ValueStore<Void, String>.encryptedFile(
+                url, keyring: EncryptionKeyring(current: new, previous: [old]))
             #expect(try await rotating.load() == "before")
             try await rotating.save("after")
             #expect(EncryptedFileHeader.keyID(url) == new.id)

@@ -46,7 +46,8 @@ import ValueStore
     @Test func updatesThroughAVaultStayAtomic() async throws {
         try await TemporaryDirectory.with { directory in
             let vault = KeyVault(unlockedWith: EncryptionKeyring(current: .random()))
-            let counter = ValueStore<Void, Int>.encryptedFile(directory.appending(path: "n.enc"), vault: vault).default(0)
+            let counter = ValueStore<Void, Int>.encryptedFile(directory.appending(path: "n.enc"), vault: vault).default(
+                0)
             try await concurrently(100) { _ in try await counter.update { $0 += 1 } }
             #expect(try await counter.load() == 100)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ValueStore
+
 @testable import ValueStoreTestHelper
 
 /// Kills a writer process with SIGKILL at random moments, mid-write more often than not, and
@@ -11,16 +12,18 @@ import ValueStore
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "data/payload")
             let keyFile = directory.appending(path: "keys/payload.key")
-            let store: ValueStore<Void, CrashPayload> = switch kind {
-            case "plist": .plistFile(url)
-            case "raw": ValueStore<Void, Data>.file(url).coded(.json)
-            case "encrypted": .encryptedFile(url, key: try await EncryptionKey.loadOrCreate(at: keyFile))
-            default: .jsonFile(url)
-            }
+            let store: ValueStore<Void, CrashPayload> =
+                switch kind {
+                case "plist": .plistFile(url)
+                case "raw": ValueStore<Void, Data>.file(url).coded(.json)
+                case "encrypted": .encryptedFile(url, key: try await EncryptionKey.loadOrCreate(at: keyFile))
+                default: .jsonFile(url)
+                }
             var lastReported = 0
             var lastLoaded = 0
             for _ in 0..<kills {
-                let writer = try HelperProcess("write-loop", kind, url.path(percentEncoded: false), keyFile.path(percentEncoded: false))
+                let writer = try HelperProcess(
+                    "write-loop", kind, url.path(percentEncoded: false), keyFile.path(percentEncoded: false))
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...45)))
                 writer.kill()
                 lastReported = max(lastReported, writer.lines().compactMap { Int($0) }.last ?? 0)

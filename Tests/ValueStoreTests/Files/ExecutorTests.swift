@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import ValueStore
 
 /// Blocking work never runs on the caller's executor: a `@MainActor` caller loads, saves,
@@ -31,7 +32,10 @@ import Testing
         try await TemporaryDirectory.with { directory in
             let calls = SystemCalls()
             let store = ValueStore<EncryptionKeyring, Data>
-                .encryptedFile(directory.appending(path: "secret"), identity: nil, durability: .durable, fileSystem: calls.fileSystem)
+                .encryptedFile(
+                    directory.appending(path: "secret"), identity: nil, durability: .durable,
+                    fileSystem: calls.fileSystem
+                )
                 .coded(Codec<String, Data>.json)
                 .provide(EncryptionKeyring(current: .random()))
             try await store.save("sk_live_1")
@@ -48,11 +52,13 @@ import Testing
         #expect(isOnMainActorThread())
         try await TemporaryDirectory.with { directory in
             let calls = SystemCalls()
-            let keyFile = DurableFile(directory.appending(path: "data.key"), options: .private, fileSystem: calls.fileSystem)
+            let keyFile = DurableFile(
+                directory.appending(path: "data.key"), options: .private, fileSystem: calls.fileSystem)
             let created = try await EncryptionKey.loadOrCreate(keyFile)
             #expect(try await EncryptionKey.loadOrCreate(keyFile).id == created.id)
             // The same function reads the salt file and runs PBKDF2.
-            let saltFile = DurableFile(directory.appending(path: "vault.salt"), options: .private, fileSystem: calls.fileSystem)
+            let saltFile = DurableFile(
+                directory.appending(path: "vault.salt"), options: .private, fileSystem: calls.fileSystem)
             let derived = try await EncryptionKey.derived(
                 fromPassphrase: "correct horse",
                 saltFile: saltFile,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ValueStore
 
 #if canImport(Glibc)
@@ -97,7 +98,8 @@ import Darwin
                 if syncs.value == 2 { throw FileSystemError(operation: "fsync", code: EIO) }
                 try FileSystem.live.synchronize(descriptor)
             }
-            let faulty = ValueStore<Void, Data>.file(url, options: .default, fileSystem: fileSystem).coded(Codec<Int, Data>.json)
+            let faulty = ValueStore<Void, Data>.file(url, options: .default, fileSystem: fileSystem).coded(
+                Codec<Int, Data>.json)
             let error = await #expect(throws: ValueStoreError.self) { try await faulty.save(2) }
             #expect(error?.code == .io)
             #expect(error?.reason?.contains("may not survive a power loss") == true)

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import ValueStore
 import ValueStoreTesting
+
+@testable import ValueStore
 
 @Suite struct FileStoreTests {
     @Test func obeysTheLaws() async throws {
@@ -176,7 +177,8 @@ import ValueStoreTesting
                 writes.increment()
                 try FileSystem.live.rename(source, destination)
             }
-            let store = ValueStore<Void, Data>.file(directory.appending(path: "v"), options: .default, fileSystem: fileSystem)
+            let store = ValueStore<Void, Data>.file(
+                directory.appending(path: "v"), options: .default, fileSystem: fileSystem)
             try await store.save(Data([1]))
             try await store.update { _ in }
             #expect(writes.value == 1)

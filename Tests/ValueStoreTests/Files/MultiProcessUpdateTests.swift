@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ValueStore
+
 @testable import ValueStoreTestHelper
 
 /// Several processes update one file at once; the advisory lock must make every update count.
@@ -15,11 +16,13 @@ import ValueStore
             for process in processes {
                 #expect(process.wait() == 0)
             }
-            let total: Int = switch mode {
-            case "plist-optional": try await ValueStore<Void, Counter>.plistFile(url).load().value
-            case "raw-map": Int(String(decoding: try await ValueStore<Void, Data>.file(url).load(), as: UTF8.self)) ?? -1
-            default: try await ValueStore<Void, Int>.jsonFile(url).load()
-            }
+            let total: Int =
+                switch mode {
+                case "plist-optional": try await ValueStore<Void, Counter>.plistFile(url).load().value
+                case "raw-map":
+                    Int(String(decoding: try await ValueStore<Void, Data>.file(url).load(), as: UTF8.self)) ?? -1
+                default: try await ValueStore<Void, Int>.jsonFile(url).load()
+                }
             #expect(total == 600)
         }
     }

@@ -42,7 +42,10 @@ import ValueStoreTesting
         // A bare word is a well-formed old-style property list: a string, not a dictionary.
         (Data("bplist00".utf8), .decodingFailed),
         (Data("<?xml version=\"1.0\"?><plist><dict><key>theme</key>".utf8), .corrupted),
-        (Data("<?xml version=\"1.0\"?><plist version=\"1.0\"><array><integer>1</integer></array></plist>".utf8), .decodingFailed),
+        (
+            Data("<?xml version=\"1.0\"?><plist version=\"1.0\"><array><integer>1</integer></array></plist>".utf8),
+            .decodingFailed
+        ),
     ])
     func badContentIsReportedAndKept(content: Data, code: ValueStoreError.Code) async throws {
         try await TemporaryDirectory.with { directory in

@@ -42,7 +42,8 @@ import ValueStoreTesting
     }
 
     @Test func combinesFaults() async throws {
-        let store = ValueStore<Void, Int>.inMemory(1).injecting(.failingCall(1, with: Boom(id: 1)), .failingSaves(with: Boom(id: 2)))
+        let store = ValueStore<Void, Int>.inMemory(1).injecting(
+            .failingCall(1, with: Boom(id: 1)), .failingSaves(with: Boom(id: 2)))
         await #expect(throws: Boom(id: 1)) { try await store.load() }
         #expect(try await store.load() == 1)
         await #expect(throws: Boom(id: 2)) { try await store.save(2) }
