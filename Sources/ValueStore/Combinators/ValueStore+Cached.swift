@@ -58,7 +58,8 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
     ///
     /// - `load` tries `cache` first; on a miss, or any cache failure, it loads this store and
     ///   writes the value into `cache`.
-    /// - `save`, `remove` and `update` write this store first, then `cache`.
+    /// - `save`, `remove` and `update` write this store first, then `cache`. When this store
+    ///   throws, `cache` is emptied, since the write may have happened before the failure.
     /// - A failing cache never fails a load or a save: this store is the truth. After a failed
     ///   cache write, loads skip the cache until a later write to it succeeds.
     ///
@@ -82,6 +83,15 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
                 try await cache.remove(environment)
             }
         }
+        // After any error from this store, the cache may be stale (a save that failed after writing
+        // left the new value here): empty it, and distrust it if even that fails.
+        let distrustCache: @Sendable (_ environment: Environment) async -> Void = { environment in
+            await guardian.write {
+                try await cache.remove(environment)
+            } orRemove: {
+                try await cache.remove(environment)
+            }
+        }
         return Self(
             label: label,
             load: { environment in
@@ -100,20 +110,37 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
             },
             save: { value, environment in
                 try await guardian.lock.withLock {
-                    let stored = try await self.save(value, environment)
+                    let stored: Value
+                    do {
+                        stored = try await self.save(value, environment)
+                    } catch {
+                        await distrustCache(environment)
+                        throw error
+                    }
                     await copyToCache(stored, environment)
                     return stored
                 }
             },
             remove: { environment in
                 try await guardian.lock.withLock {
-                    try await self.remove(environment)
+                    do {
+                        try await self.remove(environment)
+                    } catch {
+                        await distrustCache(environment)
+                        throw error
+                    }
                     await copyToCache(nil, environment)
                 }
             },
             update: { environment, body in
                 try await guardian.lock.withLock {
-                    let stored = try await self.update(environment, body)
+                    let stored: Value?
+                    do {
+                        stored = try await self.update(environment, body)
+                    } catch {
+                        await distrustCache(environment)
+                        throw error
+                    }
                     await copyToCache(stored, environment)
                     return stored
                 }

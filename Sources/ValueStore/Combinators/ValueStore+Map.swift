@@ -98,12 +98,17 @@ extension ValueStore {
                     return try await self.update(environment) { value in
                         do {
                             try body(&value)
+                        } catch let nothing as NothingToUpdate {
+                            throw nothing
                         } catch {
                             throw BodyFailure(error: error)
                         }
                     }
                 } catch let failure as BodyFailure {
                     throw failure.error
+                } catch let nothing as NothingToUpdate {
+                    // `update(_:)` found nothing stored: the store's absence, mapped like any other.
+                    throw transform(ValueStoreError(.notFound, store: nothing.store))
                 } catch {
                     throw transform(error)
                 }

@@ -27,18 +27,30 @@ extension ValueStore {
         _ transform: (_ value: inout Value) throws -> Void
     ) async throws -> Value {
         let label = label
-        let stored = try await update(environment) { state in
-            guard var value = state else {
-                throw ValueStoreError(.notFound, store: label)
+        let stored: Value?
+        do {
+            stored = try await update(environment) { state in
+                guard var value = state else {
+                    throw NothingToUpdate(store: label)
+                }
+                try transform(&value)
+                state = value
             }
-            try transform(&value)
-            state = value
+        } catch let nothing as NothingToUpdate {
+            throw ValueStoreError(.notFound, store: nothing.store)
         }
         guard let stored else {
             throw ValueStoreError(.notFound, store: label)
         }
         return stored
     }
+}
+
+/// What ``ValueStore/update(environment:_:)`` throws from inside the store's update when nothing
+/// is stored: the store's own absence, not the transform's error, so error-mapping layers map it.
+@usableFromInline
+struct NothingToUpdate: Error {
+    @usableFromInline let store: String
 }
 
 extension ValueStore {

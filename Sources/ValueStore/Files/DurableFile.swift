@@ -266,10 +266,24 @@ extension DurableFile {
     }
 
     @concurrent func remove() async throws {
+        // Nothing to remove: return without creating the lock file. A save that races with this
+        // check is ordered after the remove.
+        guard try exists() else { return }
         try await exclusively(creatingDirectory: false) { directoryExists in
             if directoryExists {
                 try delete()
             }
+        }
+    }
+
+    private func exists() throws -> Bool {
+        do {
+            _ = try fileSystem.permissions(path)
+            return true
+        } catch let error as FileSystemError where error.isNotFound {
+            return false
+        } catch {
+            throw failure("look for the file", error)
         }
     }
 

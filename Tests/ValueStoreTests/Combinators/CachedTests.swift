@@ -175,4 +175,13 @@ import ValueStoreTesting
         #expect(try await base.load() == 300)
         #expect(try await cache.load() == 300)
     }
+
+    @Test func cachedByForgetsTheCacheWhenASaveFailsAfterWriting() async throws {
+        let base = ValueStore<Void, Int>.inMemory(1)
+        let store = base.injecting(.failingSaves(afterWriting: true)).cached(by: .inMemory())
+        #expect(try await store.load() == 1)  // now cached
+        await #expect(throws: ValueStoreError.self) { try await store.save(2) }
+        #expect(try await base.load() == 2, "the save wrote before it failed")
+        #expect(try await store.load() == 2, "the cache must not keep serving the old value")
+    }
 }

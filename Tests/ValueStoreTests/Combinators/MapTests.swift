@@ -83,4 +83,18 @@ import ValueStoreTesting
         }
         #expect(try await base.load() == 500)
     }
+
+    @Test func mapErrorMapsTheAbsenceThatUpdateFinds() async throws {
+        struct Missing: Error {}
+        let store = ValueStore<Void, Int>.inMemory().mapError { error in
+            error as? ValueStoreError == .notFound ? Missing() : error
+        }
+        await #expect(throws: Missing.self) { try await store.update { $0 += 1 } }
+        await #expect(throws: Missing.self) { try await store.load() }
+        // The transform's own errors still pass through unchanged.
+        try await store.save(1)
+        await #expect(throws: ValueStoreError.notFound) {
+            try await store.update { _ in throw ValueStoreError.notFound }
+        }
+    }
 }

@@ -53,6 +53,14 @@ import ValueStoreTesting
         }
     }
 
+    @Test func removingAnAbsentValueCreatesNoLockFile() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = ValueStore<Void, Data>.file(directory.appending(path: "value.bin"))
+            try await store.remove()
+            #expect(try directory.contents() == [], "the directory exists, yet remove left no '.value.bin.lock'")
+        }
+    }
+
     @Test func savesLeaveNoTemporaryFiles() async throws {
         try await TemporaryDirectory.with { directory in
             let store = ValueStore<Void, Data>.file(directory.appending(path: "value.bin"))
