@@ -92,6 +92,23 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
                 try await cache.remove(environment)
             }
         }
+        // Runs a write to this store under the lock, then copies what it stored into the cache.
+        @Sendable func writing(
+            _ environment: Environment,
+            _ write: () async throws -> Value?
+        ) async throws -> Value? {
+            try await guardian.lock.withLock {
+                let stored: Value?
+                do {
+                    stored = try await write()
+                } catch {
+                    await distrustCache(environment)
+                    throw error
+                }
+                await copyToCache(stored, environment)
+                return stored
+            }
+        }
         return Self(
             label: label,
             load: { environment in
@@ -109,41 +126,17 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
                 }
             },
             save: { value, environment in
-                try await guardian.lock.withLock {
-                    let stored: Value
-                    do {
-                        stored = try await self.save(value, environment)
-                    } catch {
-                        await distrustCache(environment)
-                        throw error
-                    }
-                    await copyToCache(stored, environment)
-                    return stored
-                }
+                // A successful save always stores a value; `nil` only marks "nothing stored".
+                try await writing(environment) { try await self.save(value, environment) }!
             },
             remove: { environment in
-                try await guardian.lock.withLock {
-                    do {
-                        try await self.remove(environment)
-                    } catch {
-                        await distrustCache(environment)
-                        throw error
-                    }
-                    await copyToCache(nil, environment)
+                _ = try await writing(environment) {
+                    try await self.remove(environment)
+                    return nil
                 }
             },
             update: { environment, body in
-                try await guardian.lock.withLock {
-                    let stored: Value?
-                    do {
-                        stored = try await self.update(environment, body)
-                    } catch {
-                        await distrustCache(environment)
-                        throw error
-                    }
-                    await copyToCache(stored, environment)
-                    return stored
-                }
+                try await writing(environment) { try await self.update(environment, body) }
             }
         )
     }
