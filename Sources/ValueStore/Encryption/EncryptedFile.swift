@@ -40,8 +40,7 @@ struct EncryptedFile: Sendable {
 
     /// Encrypts `plaintext` and saves it durably, taking the file's locks.
     @concurrent func save(_ plaintext: Data, with keyring: EncryptionKeyring) async throws {
-        let sealed = try encrypt(plaintext, with: keyring)
-        try await file.exclusively { _ in try file.write(sealed) }
+        try await file.save(encrypt(plaintext, with: keyring))
     }
 
     /// Re-encrypts the file with the keyring's current key, holding the file's locks.

@@ -63,15 +63,11 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
             },
             remove: { _ in try await file.remove() },
             update: { keyring, body in
-                try await file.exclusively { _ in
-                    let current = try await encrypted.readDecrypted(with: keyring)
-                    var state = current
-                    try body(&state)
-                    if state != current {
-                        try await encrypted.store(state, with: keyring)
-                    }
-                    return state
-                }
+                try await file.update(
+                    body,
+                    reading: { try await encrypted.readDecrypted(with: keyring) },
+                    storing: { try await encrypted.store($0, with: keyring) }
+                )
             }
         )
     }

@@ -250,10 +250,13 @@ extension DurableFile {
 // Each runs entirely on the global concurrent executor: they block (open, read, write, fsync,
 // rename, unlink), so they never run on a caller's executor, which may be the main actor.
 extension DurableFile {
+    /// Replaces the file with `data` under the locks.
     @concurrent func save(_ data: Data) async throws {
         try await exclusively { _ in try write(data) }
     }
 
+    /// The file's bytes, writing `create()`'s first when there is no file, all under the locks:
+    /// processes racing to create the file all end up with the bytes one of them wrote.
     @concurrent func readOrCreate(_ create: @Sendable () -> Data) async throws -> Data {
         try await exclusively { _ in
             if let data = try read() {
@@ -265,6 +268,8 @@ extension DurableFile {
         }
     }
 
+    /// Removes the file under the locks; removing a missing file, even from a missing
+    /// directory, succeeds without creating anything.
     @concurrent func remove() async throws {
         // Nothing to remove: return without creating the lock file. A save that races with this
         // check is ordered after the remove.
@@ -287,6 +292,28 @@ extension DurableFile {
         }
     }
 
+    /// The store's update under the locks: reads the current contents, lets `body` change them
+    /// on the caller's executor, and stores the result only if it changed (`nil` deletes).
+    ///
+    /// `read` and `store` are where the blocking work happens, off the caller's executor; the
+    /// encrypted store passes ones that decrypt and encrypt.
+    func update(
+        _ body: (_ contents: inout Data?) throws -> Void,
+        reading read: () async throws -> Data?,
+        storing store: (_ contents: Data?) async throws -> Void
+    ) async throws -> Data? {
+        try await exclusively { _ in
+            let current = try await read()
+            var state = current
+            try body(&state)
+            if state != current {
+                try await store(state)
+            }
+            return state
+        }
+    }
+
+    /// Moves the file aside under the locks and returns where it went.
     @concurrent func moveAsideExclusively() async throws -> String {
         try await exclusively(creatingDirectory: false) { directoryExists in
             guard directoryExists else {
@@ -302,6 +329,9 @@ extension DurableFile {
 extension DurableFile {
     /// Runs `body` holding this process's lock for the path and the advisory lock shared with
     /// other processes; `body` learns whether the directory exists.
+    ///
+    /// `body` receives `false` when the directory does not exist and `creatingDirectory` is
+    /// `false`: there is then nothing to lock and nothing stored.
     ///
     /// It runs on the caller's executor, so that an update's body can capture the caller's state;
     /// taking, waiting for and releasing the file lock run on the global concurrent executor.
@@ -329,6 +359,8 @@ extension DurableFile {
         closeQuietly(descriptor)
     }
 
+    /// Opens the sidecar lock file, takes its lock and removes orphaned temporary files once;
+    /// `nil` when the directory is missing and may not be created.
     @concurrent private func acquireFileLock(creatingDirectory: Bool) async throws -> Int32? {
         let flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC
         let mode = mode_t(options.permissions)

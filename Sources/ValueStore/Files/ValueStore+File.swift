@@ -49,15 +49,11 @@ extension ValueStore where Environment == Void, Value == Data {
             },
             remove: { _ in try await file.remove() },
             update: { _, body in
-                try await file.exclusively { _ in
-                    let current = try await file.readConcurrently()
-                    var state = current
-                    try body(&state)
-                    if state != current {
-                        try await file.storeConcurrently(state)
-                    }
-                    return state
-                }
+                try await file.update(
+                    body,
+                    reading: { try await file.readConcurrently() },
+                    storing: { try await file.storeConcurrently($0) }
+                )
             }
         )
     }
