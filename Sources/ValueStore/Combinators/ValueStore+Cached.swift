@@ -26,6 +26,8 @@ extension ValueStore where Environment == Void, Value: Sendable {
         return Self(
             label: label,
             load: { _ in
+                // A hit answers here, synchronously: `cache.load` checks again under its lock,
+                // but reaching it costs an async call and a closure for the base load.
                 if let value = cache.cachedValue {
                     return value
                 }
