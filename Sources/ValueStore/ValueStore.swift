@@ -56,11 +56,16 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// `body` sees the current value, or `nil` when none is stored. It may change it, or set it
     /// to `nil` to remove it. The closure then stores the result and returns what it stored
     /// (`nil`: nothing). If `body` throws, nothing is written and its error propagates unchanged.
-    /// `body` runs on the caller's executor.
+    ///
+    /// `body` runs on the caller's executor, inside the store's transaction, and may await other
+    /// work there: ``replacing(_:)`` reads the old store inside the new one's transaction. Keep it
+    /// short, since the store stays locked while it runs, and never write to the same store from
+    /// it. A backend may run `body` again when another writer changed the value before it could
+    /// commit (the in-memory store does), so keep its side effects out of the store.
     public typealias Update =
         nonisolated(nonsending) @Sendable (
             _ environment: Environment,
-            _ body: (_ value: inout Value?) throws -> Void
+            _ body: (_ value: inout Value?) async throws -> Void
         ) async throws -> Value?
 
     /// What the store is, for error messages and logs: "file '/path/settings.json'".
@@ -149,7 +154,7 @@ public struct ValueStore<Environment, Value>: Sendable {
             } catch ValueStoreError.notFound {
                 value = nil
             }
-            try body(&value)
+            try await body(&value)
             guard let value else {
                 try await remove(environment)
                 return nil
@@ -176,7 +181,7 @@ extension ValueStore where Environment == Void {
         load: @escaping @Sendable () async throws -> Value,
         save: @escaping @Sendable (_ value: Value) async throws -> Value,
         remove: @escaping @Sendable () async throws -> Void,
-        update: (@Sendable (_ body: (_ value: inout Value?) throws -> Void) async throws -> Value?)? = nil
+        update: (@Sendable (_ body: (_ value: inout Value?) async throws -> Void) async throws -> Value?)? = nil
     ) {
         self.init(
             label: label,

@@ -6,8 +6,13 @@
 //                                                     printing each sequence number once saved;
 //                                                     KIND "encrypted" reads its key from KEY
 //     ValueStoreTestHelper increment MODE PATH COUNT  updates a counter COUNT times
+//     ValueStoreTestHelper stalled-migration OLD NEW  loads NEW.replacing(OLD), pausing right after
+//                                                     its first read of OLD: prints "read", waits
+//                                                     for a line on standard input, then prints
+//                                                     what the load returned or "notFound"
 
 import Foundation
+import Synchronization
 import ValueStore
 
 /// What the crash tests write: a sequence number, a filler that grows with it, and a checksum of
@@ -74,6 +79,36 @@ func increment(mode: String, url: URL, count: Int) async throws {
     }
 }
 
+/// Loads through `replacing` with a migration that stalls after reading the old store, until the
+/// test has changed the stores from its own process.
+func stalledMigration(old oldURL: URL, new newURL: URL) async throws {
+    let plain = ValueStore<Void, Int>.jsonFile(oldURL)
+    let reads = Mutex(0)
+    var old = plain
+    old.load = { environment in
+        let value = try await plain.load(environment)
+        if reads.withLock({ count in
+            count += 1
+            return count == 1
+        }) {
+            FileHandle.standardOutput.write(Data("read\n".utf8))
+            _ = await waitForALine()
+        }
+        return value
+    }
+    let store = ValueStore<Void, Int>.jsonFile(newURL).replacing(old)
+    do {
+        print(try await store.load())
+    } catch ValueStoreError.notFound {
+        print("notFound")
+    }
+}
+
+/// Blocks a thread of the global executor, not the caller's, until standard input has a line.
+@concurrent func waitForALine() async -> String? {
+    readLine()
+}
+
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "write-loop" where arguments.count == 4 || arguments.count == 5:
@@ -84,6 +119,8 @@ case "write-loop" where arguments.count == 4 || arguments.count == 5:
     )
 case "increment" where arguments.count == 5:
     try await increment(mode: arguments[2], url: URL(fileURLWithPath: arguments[3]), count: Int(arguments[4])!)
+case "stalled-migration" where arguments.count == 4:
+    try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
 default:
     FileHandle.standardError.write(
         Data("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT\n".utf8))

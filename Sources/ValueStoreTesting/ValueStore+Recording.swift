@@ -52,7 +52,7 @@ extension ValueStore where Value: Sendable {
                 do {
                     let stored = try await self.update(environment) { value in
                         recorder.record(.load, value.map { .success($0) } ?? .failure(ValueStoreError.notFound))
-                        try body(&value)
+                        try await body(&value)
                         write = value.map { .save($0) } ?? .remove
                     }
                     if let write {

@@ -60,22 +60,30 @@ import Testing
     }
 
     @Test func aStoreBuiltByHandSuppliesItsOwnAtomicUpdate() async throws {
-        let box = Locked<Int?>(0)
+        // A value and a count of writes: the body may await, so it runs outside the lock and
+        // commits only if no write got in meanwhile, else runs again.
+        let box = Locked<(value: Int?, writes: Int)>((0, 0))
         let store = ValueStore<Void, Int>(
             label: "counter service",
             load: {
-                guard let value = box.withLock({ $0 }) else { throw ValueStoreError.notFound }
+                guard let value = box.withLock({ $0.value }) else { throw ValueStoreError.notFound }
                 return value
             },
             save: { value in
-                box.withLock { $0 = value }
+                box.withLock { $0 = (value, $0.writes + 1) }
                 return value
             },
-            remove: { box.withLock { $0 = nil } },
+            remove: { box.withLock { $0 = (nil, $0.writes + 1) } },
             update: { body in
-                try box.withLock { value in
-                    try body(&value)
-                    return value
+                while true {
+                    var (value, writes) = box.withLock { $0 }
+                    try await body(&value)
+                    let committed = box.withLock { box in
+                        guard box.writes == writes else { return false }
+                        box = (value, writes + 1)
+                        return true
+                    }
+                    if committed { return value }
                 }
             }
         )

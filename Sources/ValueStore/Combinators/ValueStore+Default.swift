@@ -30,7 +30,7 @@ extension ValueStore where Value: Sendable {
             update: { environment, body in
                 let stored = try await self.update(environment) { base in
                     var value: Value? = base ?? defaultValue
-                    try body(&value)
+                    try await body(&value)
                     base = value
                 }
                 return stored ?? defaultValue

@@ -38,7 +38,7 @@ extension ValueStore {
                 var written: Value?
                 let stored = try await self.update(environment) { base in
                     var value = try base.map(load)
-                    try body(&value)
+                    try await body(&value)
                     base = try value.map(save)
                     result = value
                     written = base
@@ -97,7 +97,7 @@ extension ValueStore {
                 do {
                     return try await self.update(environment) { value in
                         do {
-                            try body(&value)
+                            try await body(&value)
                         } catch let nothing as NothingToUpdate {
                             throw nothing
                         } catch {

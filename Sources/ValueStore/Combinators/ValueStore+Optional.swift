@@ -33,7 +33,7 @@ extension ValueStore {
             update: { environment, body in
                 let stored = try await self.update(environment) { base in
                     var value: Value?? = .some(base)
-                    try body(&value)
+                    try await body(&value)
                     base = value ?? nil
                 }
                 return .some(stored)

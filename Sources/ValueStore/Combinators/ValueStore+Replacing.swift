@@ -7,12 +7,18 @@ extension ValueStore where Environment: Sendable {
     ///     .replacing(legacySettings)
     /// ```
     ///
-    /// - `load` reads this store. Only when it reports ``ValueStoreError/notFound`` does it read
-    ///   `old`, save the value here, and then remove it from `old`, so a stale old value never
-    ///   comes back.
+    /// - `load` reads this store. Only when it reports ``ValueStoreError/notFound`` and `old` has
+    ///   a value does it migrate: inside this store's ``update`` transaction, it checks that this
+    ///   store is still empty, reads `old` again and stores that value. Then it removes the value
+    ///   from `old`, so a stale old value never comes back.
     /// - `save` writes this store only.
-    /// - `remove` removes from `old`, then from this store, so a failure never leaves an old
-    ///   value to be migrated back.
+    /// - `update` migrates the same way inside its own transaction before `body` runs.
+    /// - `remove` removes from `old`, then from this store, inside this store's transaction.
+    ///
+    /// Every write that touches `old` runs inside this store's transaction, so a migration that
+    /// raced with a save, an update or a remove writes nothing: it finds this store holding a
+    /// value, or `old` empty, and the load returns what the store holds now. On file stores the
+    /// transaction holds the file's lock, so this holds across processes too.
     ///
     /// > Important: Any error other than absence, from either store, propagates: corrupt new
     /// > data is never papered over with old data.
@@ -20,38 +26,50 @@ extension ValueStore where Environment: Sendable {
     /// - Parameter old: The store the value used to live in.
     /// - Returns: A store that reads and writes this one, migrating from `old` once.
     public func replacing(_ old: Self) -> Self {
-        let migrate: Load = { environment in
-            do {
-                return try await self.load(environment)
-            } catch ValueStoreError.notFound {
-                let value: Value
-                do {
-                    value = try await old.load(environment)
-                } catch ValueStoreError.notFound {
-                    // A concurrent load may have just migrated the value; read it from here.
-                    return try await self.load(environment)
+        /// Runs this store's update, first moving `old`'s value in if this store is empty, and
+        /// removes the value from `old` once the migrated value is stored.
+        let migratingUpdate: Update = { environment, body in
+            var migrated = false
+            let stored = try await self.update(environment) { value in
+                if value == nil {
+                    do {
+                        value = try await old.load(environment)
+                        migrated = true
+                    } catch ValueStoreError.notFound {
+                        // Nothing to migrate: the update starts from absence.
+                    }
                 }
-                let stored = try await self.save(value, environment)
-                try await old.remove(environment)
-                return stored
+                try await body(&value)
             }
+            if migrated {
+                // After the new store holds the value: a crash before this line leaves the old
+                // value behind, which this store's value hides and the next remove deletes.
+                try await old.remove(environment)
+            }
+            return stored
         }
         return Self(
             label: label,
-            load: migrate,
+            load: { environment in
+                do {
+                    return try await self.load(environment)
+                } catch ValueStoreError.notFound {
+                    // Look before locking: with nothing to migrate, a load writes nothing.
+                    _ = try await old.load(environment)
+                    guard let stored = try await migratingUpdate(environment, { _ in }) else {
+                        throw ValueStoreError(.notFound, store: self.label)
+                    }
+                    return stored
+                }
+            },
             save: { value, environment in try await self.save(value, environment) },
             remove: { environment in
-                try await old.remove(environment)
-                try await self.remove(environment)
-            },
-            update: { environment, body in
-                do {
-                    _ = try await migrate(environment)
-                } catch ValueStoreError.notFound {
-                    // Nothing to migrate: the update starts from absence.
+                _ = try await self.update(environment) { value in
+                    try await old.remove(environment)
+                    value = nil
                 }
-                return try await self.update(environment, body)
-            }
+            },
+            update: migratingUpdate
         )
     }
 }

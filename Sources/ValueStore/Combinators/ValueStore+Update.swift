@@ -11,8 +11,9 @@ extension ValueStore {
     /// ``init(label:load:save:remove:update:)-(_,Load,_,_,_)`` without an `update` closure updates by load,
     /// transform, save, which is not atomic.
     ///
-    /// `transform` runs on the caller's executor and may capture the caller's state; keep it
-    /// short, since it runs while the store is locked.
+    /// `transform` runs on the caller's executor and may capture the caller's state; it may
+    /// await. Keep it short, since it runs while the store is locked, and never write to the same
+    /// store from it. The in-memory store may run it again when a concurrent write got in first.
     ///
     /// - Parameters:
     ///   - environment: The environment the store needs.
@@ -24,7 +25,7 @@ extension ValueStore {
     @discardableResult
     public func update(
         environment: Environment,
-        _ transform: (_ value: inout Value) throws -> Void
+        _ transform: (_ value: inout Value) async throws -> Void
     ) async throws -> Value {
         let label = label
         let stored: Value?
@@ -33,7 +34,7 @@ extension ValueStore {
                 guard var value = state else {
                     throw NothingToUpdate(store: label)
                 }
-                try transform(&value)
+                try await transform(&value)
                 state = value
             }
         } catch let nothing as NothingToUpdate {
@@ -83,7 +84,7 @@ extension ValueStore where Environment == Void {
     /// ```
     @discardableResult
     public func update(
-        _ transform: (_ value: inout Value) throws -> Void
+        _ transform: (_ value: inout Value) async throws -> Void
     ) async throws -> Value {
         try await update(environment: (), transform)
     }

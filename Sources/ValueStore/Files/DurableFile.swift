@@ -298,14 +298,14 @@ extension DurableFile {
     /// `read` and `store` are where the blocking work happens, off the caller's executor; the
     /// encrypted store passes ones that decrypt and encrypt.
     func update(
-        _ body: (_ contents: inout Data?) throws -> Void,
+        _ body: (_ contents: inout Data?) async throws -> Void,
         reading read: () async throws -> Data?,
         storing store: (_ contents: Data?) async throws -> Void
     ) async throws -> Data? {
         try await exclusively { _ in
             let current = try await read()
             var state = current
-            try body(&state)
+            try await body(&state)
             if state != current {
                 try await store(state)
             }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ValueStore
 import ValueStoreTesting
@@ -86,5 +87,102 @@ import ValueStoreTesting
         try await concurrently(300) { _ in try await store.update { $0 += 1 } }
         #expect(try await new.load() == 400)
         await #expect(throws: ValueStoreError.notFound) { try await old.load() }
+    }
+
+    // MARK: - Stale migrations (a load that read the old value, then stalled)
+
+    @Test func aStaleMigrationNeverOverwritesANewerValue() async throws {
+        let old = StallingStore(ValueStore<Void, Int>.inMemory(7))
+        let new = ValueStore<Void, Int>.inMemory()
+        let store = new.replacing(old.store)
+        let stalled = Task { try await store.load() }
+        await old.firstReadHappened()
+        #expect(try await store.load() == 7)
+        try await store.update { $0 = 42 }
+        old.resume()
+        #expect(try await stalled.value == 42, "the stale load returns what the store holds now")
+        #expect(try await new.load() == 42)
+    }
+
+    @Test func aStaleMigrationNeverBringsBackARemovedValue() async throws {
+        let old = StallingStore(ValueStore<Void, Int>.inMemory(7))
+        let new = ValueStore<Void, Int>.inMemory()
+        let store = new.replacing(old.store)
+        let stalled = Task { try await store.load() }
+        await old.firstReadHappened()
+        #expect(try await store.load() == 7)
+        try await store.remove()
+        old.resume()
+        await #expect(throws: ValueStoreError.notFound) { try await stalled.value }
+        await #expect(throws: ValueStoreError.notFound) { try await new.load() }
+        await #expect(throws: ValueStoreError.notFound) { try await store.load() }
+    }
+
+    @Test(arguments: ["update", "remove"])
+    func aStaleMigrationInAnotherProcessWritesNothing(change: String) async throws {
+        try await TemporaryDirectory.with { directory in
+            let oldURL = directory.appending(path: "old.json")
+            let newURL = directory.appending(path: "new.json")
+            let store = ValueStore<Void, Int>.jsonFile(newURL).replacing(.jsonFile(oldURL))
+            try await ValueStore<Void, Int>.jsonFile(oldURL).save(7)
+            let helper = try HelperProcess(
+                "stalled-migration", oldURL.path(percentEncoded: false), newURL.path(percentEncoded: false))
+            #expect(await helper.nextLine() == "read")
+            #expect(try await store.load() == 7)
+            if change == "update" {
+                try await store.update { $0 = 42 }
+            } else {
+                try await store.remove()
+            }
+            try helper.send("go")
+            let printed = await helper.nextLine()
+            #expect(helper.wait() == 0)
+            let stored = try await ValueStore<Void, Int>.jsonFile(newURL).optional().load()
+            if change == "update" {
+                #expect(printed == "42")
+                #expect(stored == 42)
+            } else {
+                #expect(printed == "notFound")
+                #expect(stored == nil)
+            }
+        }
+    }
+}
+
+/// Wraps a store so its first load pauses after reading, until the test resumes it: a migration
+/// that read the old value and then stalled.
+private final class StallingStore: Sendable {
+    let store: ValueStore<Void, Int>
+    private let read: AsyncStream<Void>
+    private let readContinuation: AsyncStream<Void>.Continuation
+    private let go: AsyncStream<Void>
+    private let goContinuation: AsyncStream<Void>.Continuation
+
+    init(_ base: ValueStore<Void, Int>) {
+        (read, readContinuation) = AsyncStream.makeStream(of: Void.self)
+        (go, goContinuation) = AsyncStream.makeStream(of: Void.self)
+        let calls = Calls()
+        let (readContinuation, go) = (readContinuation, go)
+        var store = base
+        store.load = { environment in
+            let value = try await base.load(environment)
+            calls.increment()
+            if calls.value == 1 {
+                readContinuation.yield()
+                for await _ in go { break }
+            }
+            return value
+        }
+        self.store = store
+    }
+
+    /// Waits until the first load has read its value and paused.
+    func firstReadHappened() async {
+        for await _ in read { break }
+    }
+
+    /// Lets the paused load return.
+    func resume() {
+        goContinuation.yield()
     }
 }

@@ -5,12 +5,34 @@ import Foundation
 struct HelperProcess {
     let process = Process()
     private let output = Pipe()
+    private let input = Pipe()
 
     init(_ arguments: String...) throws {
         process.executableURL = try Self.executable()
         process.arguments = arguments
         process.standardOutput = output
+        process.standardInput = input
         try process.run()
+    }
+
+    /// Reads the next line the process prints, without the newline; `nil` once it closed its
+    /// output. Reads byte by byte, so nothing after the line is consumed.
+    @concurrent func nextLine() async -> String? {
+        var line = Data()
+        while true {
+            guard let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first else {
+                return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
+            }
+            if first == UInt8(ascii: "\n") {
+                return String(decoding: line, as: UTF8.self)
+            }
+            line.append(first)
+        }
+    }
+
+    /// Writes `line` and a newline to the process's standard input.
+    func send(_ line: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Kills the process with SIGKILL and waits for it.
