@@ -19,15 +19,30 @@ import Android
 /// in-process ``PathLocks`` entry and an advisory `flock` on a sidecar `.<name>.lock` file;
 /// readers take no lock, since a rename never exposes a partial file.
 ///
-/// Temporary files are named `.<name>.tmp-<random>`; they exist only while a writer holds the
-/// lock, so the first writer of a path in each process deletes any it finds: they were orphaned
-/// by a crash. Loads read only the target's name, so an orphan is never mistaken for data.
+/// Temporary files are named `.<name>.tmp-<16 hex digits>`; they exist only while a writer holds
+/// the lock, so the first writer of a path in each process deletes any it finds: they were
+/// orphaned by a crash. Only names of exactly that shape are deleted, never another store's files.
+/// Loads read only the target's name, so an orphan is never mistaken for data.
+///
+/// A name too long to leave room for those suffixes (over 233 bytes) gets sidecar names built
+/// from its start and a hash of the whole name, so every name the file system accepts can be
+/// saved. A path that is not valid UTF-8 cannot be named exactly, so every operation refuses it
+/// with ``ValueStoreError/Code/invalidConfiguration`` rather than call an existing file absent.
 struct DurableFile: Sendable {
     let path: String
     let directory: String
     let name: String
-    let options: FileOptions
+    private(set) var options: FileOptions
     let fileSystem: FileSystem
+    /// What every operation throws when the URL cannot be used as a path; `nil` when it can.
+    let invalidPath: ValueStoreError?
+    /// The start of the sidecar files' names: the name itself, or a shortened form of a long one.
+    let sidecarStem: String
+
+    /// The longest file name the file systems we run on accept, in bytes.
+    static let maximumNameLength = 255
+    /// The most bytes a load reads: a file at the path that is larger than this is refused.
+    static let maximumSize = 1 << 30
 
     init(_ url: URL, options: FileOptions, fileSystem: FileSystem) {
         let url = url.standardizedFileURL
@@ -40,14 +55,91 @@ struct DurableFile: Sendable {
         self.directory = directory
         self.options = options
         self.fileSystem = fileSystem
+        sidecarStem = Self.sidecarStem(for: name)
+        invalidPath = Self.validate(url, path: path)
+    }
+
+    /// The same file with other options.
+    init(copying file: DurableFile, options: FileOptions) {
+        self = file
+        self.options = options
+    }
+
+    /// Refuses what cannot be named exactly: a URL that is not a file URL, and a path whose bytes
+    /// are not UTF-8, which Foundation would turn into other bytes or an empty path.
+    private static func validate(_ url: URL, path: String) -> ValueStoreError? {
+        let encoded = url.path(percentEncoded: true)
+        guard url.isFileURL else {
+            return ValueStoreError(
+                .invalidConfiguration, store: "file '\(url)'", reason: "a file store needs a file URL")
+        }
+        guard let decoded = encoded.removingPercentEncoding, decoded == path, !path.isEmpty, !path.contains("\u{FFFD}")
+        else {
+            return ValueStoreError(
+                .invalidConfiguration,
+                store: "file '\(encoded)'",
+                reason: "the path is not valid UTF-8, so it cannot be named exactly; rename the file"
+            )
+        }
+        return nil
+    }
+
+    /// The name itself when `.<name>.tmp-<16 hex digits>` fits in a file name; otherwise the
+    /// name's first characters, `~` and a hash of the whole name.
+    static func sidecarStem(for name: String) -> String {
+        let suffixLength = ".".utf8.count + ".tmp-".utf8.count + 16
+        guard name.utf8.count + suffixLength > maximumNameLength else { return name }
+        let hash = "~" + hexadecimal(fnv1a(name.utf8))
+        var stem = ""
+        for character in name {
+            if stem.utf8.count + character.utf8.count + hash.utf8.count + suffixLength > maximumNameLength {
+                break
+            }
+            stem.append(character)
+        }
+        return stem + hash
+    }
+
+    /// A 64-bit FNV-1a hash: stable across processes and runs, unlike `Hasher`.
+    private static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return hash
+    }
+
+    /// Exactly 16 lowercase hexadecimal digits.
+    static func hexadecimal(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// Throws the reason the path cannot be used, if there is one.
+    func checkPath() throws {
+        if let invalidPath {
+            throw invalidPath
+        }
     }
 
     /// How errors name the store.
     var label: String { "file '\(path)'" }
 
-    var lockPath: String { sibling(".\(name).lock") }
+    var lockPath: String { sibling(".\(sidecarStem).lock") }
 
-    var temporaryPrefix: String { ".\(name).tmp-" }
+    var temporaryPrefix: String { ".\(sidecarStem).tmp-" }
+
+    /// Whether `entry` is a temporary file this library created for this path: the prefix and
+    /// then hexadecimal digits only (16 of them; releases before 1.1 wrote 1 to 16).
+    func isTemporaryFile(_ entry: String) -> Bool {
+        guard entry.hasPrefix(temporaryPrefix) else { return false }
+        let digits = entry.utf8.dropFirst(temporaryPrefix.utf8.count)
+        return (1...16).contains(digits.count)
+            && digits.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            }
+    }
 
     private var isDurable: Bool { options.durability == .durable }
 
@@ -68,25 +160,53 @@ struct DurableFile: Sendable {
 
 extension DurableFile {
     /// The file's bytes, or `nil` when there is no file.
+    ///
+    /// Opens without blocking and without becoming a controlling terminal, and refuses anything
+    /// but a regular file, so a FIFO or a device at the path fails at once instead of hanging or
+    /// reading forever. A file larger than ``maximumSize`` is refused too.
     func read() throws -> Data? {
+        try checkPath()
         let descriptor: Int32
         do {
-            descriptor = try fileSystem.open(path, O_RDONLY | O_CLOEXEC, 0)
+            descriptor = try fileSystem.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
         } catch let error as FileSystemError where error.isNotFound {
             return nil
         } catch {
             throw failure("open the file for reading", error)
         }
         defer { closeQuietly(descriptor) }
+        let status: FileStatus
+        do {
+            status = try fileSystem.status(descriptor)
+        } catch {
+            throw failure("read the file's status", error)
+        }
+        guard status.isRegularFile else {
+            throw ValueStoreError(
+                .io, store: label,
+                reason: "the path holds \(status.typeDescription), not a regular file; nothing was read")
+        }
+        guard status.size <= Self.maximumSize else {
+            throw ValueStoreError(
+                .io, store: label,
+                reason: "the file holds \(status.size) bytes, more than the \(Self.maximumSize) a store reads")
+        }
         do {
             // One byte more than the size, uninitialized: filling it means the file grew since
-            // `fstat` (another tool appending), and only then does the buffer grow.
-            var capacity = try fileSystem.size(descriptor) + 1
+            // `fstat` (another tool appending), and only then does the buffer grow, up to the
+            // most a store reads.
+            var capacity = status.size + 1
             var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
             var filled = 0
             do {
                 while true {
                     if filled == capacity {
+                        guard capacity <= Self.maximumSize else {
+                            throw ValueStoreError(
+                                .io, store: label,
+                                reason:
+                                    "the file grew past the \(Self.maximumSize) bytes a store reads while it was read")
+                        }
                         let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 1)
                         grown.copyMemory(from: buffer, byteCount: filled)
                         buffer.deallocate()
@@ -119,7 +239,7 @@ extension DurableFile {
 extension DurableFile {
     /// Replaces the file with `data`: temporary file, write, sync, rename, sync the directory.
     func write(_ data: Data) throws {
-        let temporary = sibling(temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16))
+        let temporary = sibling(temporaryPrefix + Self.hexadecimal(UInt64.random(in: .min ... .max)))
         let descriptor: Int32
         do {
             descriptor = try fileSystem.open(
@@ -271,6 +391,7 @@ extension DurableFile {
     /// Removes the file under the locks; removing a missing file, even from a missing
     /// directory, succeeds without creating anything.
     @concurrent func remove() async throws {
+        try checkPath()
         // Nothing to remove: return without creating the lock file. A save that races with this
         // check is ordered after the remove.
         guard try exists() else { return }
@@ -313,6 +434,21 @@ extension DurableFile {
         }
     }
 
+    /// Moves the file aside under the locks, creating a missing lock file with the file's own
+    /// permissions rather than these options', and returns where it went.
+    @concurrent func moveAsideKeepingPermissions() async throws -> String {
+        try checkPath()
+        var options = options
+        do {
+            options.permissions = try fileSystem.pathStatus(path).permissions & 0o666
+        } catch let error as FileSystemError where error.isNotFound {
+            throw ValueStoreError(.notFound, store: label, reason: "there is no file to move aside")
+        } catch {
+            throw failure("read the file's status", error)
+        }
+        return try await DurableFile(copying: self, options: options).moveAsideExclusively()
+    }
+
     /// Moves the file aside under the locks and returns where it went.
     @concurrent func moveAsideExclusively() async throws -> String {
         try await exclusively(creatingDirectory: false) { directoryExists in
@@ -339,7 +475,8 @@ extension DurableFile {
         creatingDirectory: Bool = true,
         _ body: (_ directoryExists: Bool) async throws -> Result
     ) async throws -> Result {
-        try await PathLocks.shared.withLock(path) {
+        try checkPath()
+        return try await PathLocks.shared.withLock(path) {
             guard let lock = try await acquireFileLock(creatingDirectory: creatingDirectory) else {
                 return try await body(false)
             }
@@ -361,8 +498,36 @@ extension DurableFile {
 
     /// Opens the sidecar lock file, takes its lock and removes orphaned temporary files once;
     /// `nil` when the directory is missing and may not be created.
+    ///
+    /// After the lock is taken, the file at the lock's path must still be the one locked (the
+    /// same device and inode): if another program deleted or replaced it, or the directory was
+    /// deleted and created again, the lock protects nothing, so it is taken again on the new file.
     @concurrent private func acquireFileLock(creatingDirectory: Bool) async throws -> Int32? {
-        let flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC
+        for _ in 0..<100 {
+            guard let descriptor = try openLockFile(creatingDirectory: creatingDirectory) else { return nil }
+            do {
+                if try !fileSystem.lock(descriptor, false) {
+                    try await waitForLock(descriptor)
+                }
+                guard try isStillAtLockPath(descriptor) else {
+                    closeQuietly(descriptor)
+                    continue
+                }
+                removeOrphansOnce()
+                return descriptor
+            } catch {
+                closeQuietly(descriptor)
+                throw failure("lock '\(lockPath)'", error)
+            }
+        }
+        throw ValueStoreError(
+            .io, store: label, reason: "the lock file '\(lockPath)' was replaced every time it was locked")
+    }
+
+    /// Opens the lock file, creating it and the directory as needed; `nil` when the directory
+    /// is missing and may not be created. Refuses anything at the path but a regular file.
+    private func openLockFile(creatingDirectory: Bool) throws -> Int32? {
+        let flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
         let mode = mode_t(options.permissions)
         let descriptor: Int32
         do {
@@ -379,14 +544,29 @@ extension DurableFile {
             throw failure("open the lock file '\(lockPath)'", error)
         }
         do {
-            if try !fileSystem.lock(descriptor, false) {
-                try await waitForLock(descriptor)
+            let status = try fileSystem.status(descriptor)
+            guard status.isRegularFile else {
+                closeQuietly(descriptor)
+                throw ValueStoreError(
+                    .io, store: label,
+                    reason: "the lock file '\(lockPath)' is \(status.typeDescription), not a regular file")
             }
-            removeOrphansOnce()
-            return descriptor
+        } catch let error as ValueStoreError {
+            throw error
         } catch {
             closeQuietly(descriptor)
-            throw failure("lock '\(lockPath)'", error)
+            throw failure("read the lock file's status", error)
+        }
+        return descriptor
+    }
+
+    /// Whether the locked descriptor is still the file at the lock's path.
+    private func isStillAtLockPath(_ descriptor: Int32) throws -> Bool {
+        let locked = try fileSystem.status(descriptor)
+        do {
+            return try fileSystem.pathStatus(lockPath).isSameFile(as: locked)
+        } catch let error as FileSystemError where error.isNotFound {
+            return false
         }
     }
 
@@ -430,7 +610,7 @@ extension DurableFile {
     private func removeOrphansOnce() {
         guard PathLocks.shared.claimCleanup(of: path) else { return }
         do {
-            for entry in try fileSystem.contentsOfDirectory(directory) where entry.hasPrefix(temporaryPrefix) {
+            for entry in try fileSystem.contentsOfDirectory(directory) where isTemporaryFile(entry) {
                 removeQuietly(sibling(entry))
             }
         } catch {

@@ -16,7 +16,8 @@ public import Foundation
 /// ```
 public enum FileQuarantine {
     /// Renames the file to `<name>.corrupt-<time>-<random>` in the same directory, under the
-    /// same locks as a save, and syncs the directory.
+    /// same locks as a save, and syncs the directory. A lock file it has to create gets the
+    /// damaged file's own permissions, so a private store's lock file stays private.
     ///
     /// ```swift
     /// let aside = try await FileQuarantine.moveAside(settingsURL)
@@ -27,8 +28,7 @@ public enum FileQuarantine {
     /// - Returns: Where the file is now.
     /// - Throws: ``ValueStoreError/notFound`` when there is no file, or an I/O error.
     public static func moveAside(_ url: URL) async throws -> URL {
-        let file = DurableFile(url, options: .default, fileSystem: .live)
-        let aside = try await file.moveAsideExclusively()
+        let aside = try await DurableFile(url, options: .default, fileSystem: .live).moveAsideKeepingPermissions()
         return URL(fileURLWithPath: aside)
     }
 

@@ -22,8 +22,10 @@ struct FileSystem: Sendable {
     var read: @Sendable (_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Writes up to `buffer.count` bytes and returns how many were written.
     var write: @Sendable (_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws -> Int
-    /// The size of an open file in bytes.
-    var size: @Sendable (_ descriptor: Int32) throws -> Int
+    /// What an open file is: its identity, type, owner, permissions and size (`fstat`).
+    var status: @Sendable (_ descriptor: Int32) throws -> FileStatus
+    /// What the file at a path is, following symlinks (`stat`).
+    var pathStatus: @Sendable (_ path: String) throws -> FileStatus
     /// Flushes a file's data and metadata to stable storage (`F_FULLFSYNC` on Darwin).
     var synchronize: @Sendable (_ descriptor: Int32) throws -> Void
     /// Closes a descriptor.
@@ -41,6 +43,48 @@ struct FileSystem: Sendable {
     var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
     /// A file's permission bits.
     var permissions: @Sendable (_ path: String) throws -> UInt16
+}
+
+/// What `stat` says about a file: enough to tell which file it is and whether to trust it.
+struct FileStatus: Sendable, Equatable {
+    var device: UInt64
+    var inode: UInt64
+    /// The file's type bits (`st_mode & S_IFMT`).
+    var type: UInt32
+    /// The permission bits (`st_mode & 0o7777`).
+    var permissions: UInt16
+    var owner: UInt32
+    var size: Int
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        type = UInt32(status.st_mode) & UInt32(S_IFMT)
+        permissions = UInt16(status.st_mode & 0o7777)
+        owner = UInt32(status.st_uid)
+        size = Int(status.st_size)
+    }
+
+    var isRegularFile: Bool { type == UInt32(S_IFREG) }
+
+    /// Whether both describe the same file: the same device and inode.
+    func isSameFile(as other: Self) -> Bool {
+        device == other.device && inode == other.inode
+    }
+
+    /// The type in words, for errors: "a FIFO", "a character device".
+    var typeDescription: String {
+        switch type {
+        case UInt32(S_IFREG): "a regular file"
+        case UInt32(S_IFDIR): "a directory"
+        case UInt32(S_IFIFO): "a FIFO"
+        case UInt32(S_IFCHR): "a character device"
+        case UInt32(S_IFBLK): "a block device"
+        case UInt32(S_IFSOCK): "a socket"
+        case UInt32(S_IFLNK): "a symbolic link"
+        default: "a file of unknown type"
+        }
+    }
 }
 
 /// A failed system call: which one, and the `errno` it set.
@@ -72,10 +116,15 @@ extension FileSystem {
         write: { descriptor, buffer in
             try retryingInterrupts("write") { systemWrite(descriptor, buffer.baseAddress, buffer.count) }
         },
-        size: { descriptor in
+        status: { descriptor in
             var status = stat()
             guard fstat(descriptor, &status) == 0 else { throw FileSystemError.last("fstat") }
-            return Int(status.st_size)
+            return FileStatus(status)
+        },
+        pathStatus: { path in
+            var status = stat()
+            guard stat(path, &status) == 0 else { throw FileSystemError.last("stat") }
+            return FileStatus(status)
         },
         synchronize: { descriptor in
             #if canImport(Darwin)

@@ -121,9 +121,13 @@ final class SystemCalls: Sendable {
                 self.note("write")
                 return try live.write(descriptor, buffer)
             },
-            size: { descriptor in
+            status: { descriptor in
                 self.note("fstat")
-                return try live.size(descriptor)
+                return try live.status(descriptor)
+            },
+            pathStatus: { path in
+                self.note("stat")
+                return try live.pathStatus(path)
             },
             synchronize: { descriptor in
                 self.note("fsync")

@@ -200,7 +200,11 @@ import ValueStoreTesting
             let bytes = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0) })
             try bytes.write(to: url)
             var fileSystem = FileSystem.live
-            fileSystem.size = { _ in reportedSize }
+            fileSystem.status = { descriptor in
+                var status = try FileSystem.live.status(descriptor)
+                status.size = reportedSize
+                return status
+            }
             let store = ValueStore<Void, Data>.file(url, options: .default, fileSystem: fileSystem)
             #expect(try await store.load() == bytes)
         }
