@@ -18,6 +18,10 @@ extension ValueStore {
 
     /// Moves this store's value into `target`, removing it here only after `target` saved it.
     ///
+    /// The read, the save into `target` and the removal here run inside this store's ``update``
+    /// transaction, so a value saved here meanwhile, by another task or, for files, another
+    /// process, waits for the move to finish instead of being removed by it.
+    ///
     /// ```swift
     /// try await legacyToken.move(to: token, environment: account)
     /// ```
@@ -30,9 +34,23 @@ extension ValueStore {
     ///   failure. If `target` fails to save, this store still holds the value.
     @discardableResult
     public func move(to target: Self, environment: Environment) async throws -> Value {
-        let stored = try await copy(to: target, environment: environment)
-        try await remove(environment)
-        return stored
+        let label = label
+        var moved: Value?
+        do {
+            _ = try await update(environment) { value in
+                guard let current = value else {
+                    throw NothingToUpdate(store: label)
+                }
+                moved = try await target.save(current, environment)
+                value = nil
+            }
+        } catch let nothing as NothingToUpdate {
+            throw ValueStoreError(.notFound, store: nothing.store)
+        }
+        guard let moved else {
+            throw ValueStoreError(.notFound, store: label)
+        }
+        return moved
     }
 }
 

@@ -18,6 +18,19 @@ import ValueStore
         #expect(try await target.load() == 1)
     }
 
+    @Test func moveNeverRemovesAValueSavedWhileItRuns() async throws {
+        let source = ValueStore<Void, Int>.inMemory(7)
+        let target = Stall.firstSave(of: .inMemory())
+        let move = Task { try await source.move(to: target.store) }
+        await target.reached()
+        try await source.save(99)  // while the move is between its save and its remove
+        target.resume()
+        _ = try await move.value
+        let left = try await source.optional().load()
+        let moved = try await target.store.load()
+        #expect(left == 99 || moved == 99, "the value saved during the move survives, here or there")
+    }
+
     @Test func moveKeepsTheSourceWhenTheTargetFails() async throws {
         let source = ValueStore<Void, Int>.inMemory(1)
         await #expect(throws: Boom()) { try await source.move(to: .failing(Boom())) }

@@ -92,11 +92,11 @@ import ValueStoreTesting
     // MARK: - Stale migrations (a load that read the old value, then stalled)
 
     @Test func aStaleMigrationNeverOverwritesANewerValue() async throws {
-        let old = StallingStore(ValueStore<Void, Int>.inMemory(7))
+        let old = Stall.firstLoad(of: ValueStore<Void, Int>.inMemory(7))
         let new = ValueStore<Void, Int>.inMemory()
         let store = new.replacing(old.store)
         let stalled = Task { try await store.load() }
-        await old.firstReadHappened()
+        await old.reached()
         #expect(try await store.load() == 7)
         try await store.update { $0 = 42 }
         old.resume()
@@ -105,11 +105,11 @@ import ValueStoreTesting
     }
 
     @Test func aStaleMigrationNeverBringsBackARemovedValue() async throws {
-        let old = StallingStore(ValueStore<Void, Int>.inMemory(7))
+        let old = Stall.firstLoad(of: ValueStore<Void, Int>.inMemory(7))
         let new = ValueStore<Void, Int>.inMemory()
         let store = new.replacing(old.store)
         let stalled = Task { try await store.load() }
-        await old.firstReadHappened()
+        await old.reached()
         #expect(try await store.load() == 7)
         try await store.remove()
         old.resume()
@@ -146,43 +146,5 @@ import ValueStoreTesting
                 #expect(stored == nil)
             }
         }
-    }
-}
-
-/// Wraps a store so its first load pauses after reading, until the test resumes it: a migration
-/// that read the old value and then stalled.
-private final class StallingStore: Sendable {
-    let store: ValueStore<Void, Int>
-    private let read: AsyncStream<Void>
-    private let readContinuation: AsyncStream<Void>.Continuation
-    private let go: AsyncStream<Void>
-    private let goContinuation: AsyncStream<Void>.Continuation
-
-    init(_ base: ValueStore<Void, Int>) {
-        (read, readContinuation) = AsyncStream.makeStream(of: Void.self)
-        (go, goContinuation) = AsyncStream.makeStream(of: Void.self)
-        let calls = Calls()
-        let (readContinuation, go) = (readContinuation, go)
-        var store = base
-        store.load = { environment in
-            let value = try await base.load(environment)
-            calls.increment()
-            if calls.value == 1 {
-                readContinuation.yield()
-                for await _ in go { break }
-            }
-            return value
-        }
-        self.store = store
-    }
-
-    /// Waits until the first load has read its value and paused.
-    func firstReadHappened() async {
-        for await _ in read { break }
-    }
-
-    /// Lets the paused load return.
-    func resume() {
-        goContinuation.yield()
     }
 }
