@@ -6,6 +6,10 @@
 //                                                     printing each sequence number once saved;
 //                                                     KIND "encrypted" reads its key from KEY
 //     ValueStoreTestHelper increment MODE PATH COUNT  updates a counter COUNT times
+//     ValueStoreTestHelper settings-write-loop PATH   commits batches of growing payloads to a
+//                                                     settings file until killed, printing each
+//                                                     sequence number once durable
+//     ValueStoreTestHelper settings-increment PATH KEY COUNT  updates one key of a settings file
 //     ValueStoreTestHelper stalled-migration OLD NEW  loads NEW.replacing(OLD), pausing right after
 //                                                     its first read of OLD: prints "read", waits
 //                                                     for a line on standard input, then prints
@@ -79,6 +83,30 @@ func increment(mode: String, url: URL, count: Int) async throws {
     }
 }
 
+/// Commits batches to a settings file until killed: a sequence number, and a payload that grows
+/// with it, under two keys, so a reader can tell whether a batch arrived whole.
+func settingsWriteLoop(url: URL) async throws -> Never {
+    let settings = SettingsFile(url)
+    var sequence = try await settings.store("sequence", as: Int.self).optional().load() ?? 0
+    while true {
+        sequence += 1
+        let payload = CrashPayload(sequence: sequence)
+        try await settings.batch { batch in
+            try batch.set(sequence, for: "sequence")
+            try batch.set(payload, for: "payload")
+        }
+        FileHandle.standardOutput.write(Data("\(sequence)\n".utf8))
+    }
+}
+
+/// Adds one to a key of a settings file `count` times.
+func settingsIncrement(url: URL, key: String, count: Int) async throws {
+    let counter = SettingsFile(url).store(key, as: Int.self).default(0)
+    for _ in 0..<count {
+        try await counter.update { $0 += 1 }
+    }
+}
+
 /// Loads through `replacing` with a migration that stalls after reading the old store, until the
 /// test has changed the stores from its own process.
 func stalledMigration(old oldURL: URL, new newURL: URL) async throws {
@@ -119,6 +147,10 @@ case "write-loop" where arguments.count == 4 || arguments.count == 5:
     )
 case "increment" where arguments.count == 5:
     try await increment(mode: arguments[2], url: URL(fileURLWithPath: arguments[3]), count: Int(arguments[4])!)
+case "settings-write-loop" where arguments.count == 3:
+    try await settingsWriteLoop(url: URL(fileURLWithPath: arguments[2]))
+case "settings-increment" where arguments.count == 5:
+    try await settingsIncrement(url: URL(fileURLWithPath: arguments[2]), key: arguments[3], count: Int(arguments[4])!)
 case "stalled-migration" where arguments.count == 4:
     try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
 default:

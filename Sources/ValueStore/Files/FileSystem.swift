@@ -55,6 +55,8 @@ struct FileStatus: Sendable, Equatable {
     var permissions: UInt16
     var owner: UInt32
     var size: Int
+    /// When the contents last changed, in nanoseconds since 1970.
+    var modified: Int64
 
     init(_ status: stat) {
         device = UInt64(status.st_dev)
@@ -63,6 +65,16 @@ struct FileStatus: Sendable, Equatable {
         permissions = UInt16(status.st_mode & 0o7777)
         owner = UInt32(status.st_uid)
         size = Int(status.st_size)
+        #if canImport(Darwin)
+        modified = Int64(status.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(status.st_mtimespec.tv_nsec)
+        #else
+        modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+        #endif
+    }
+
+    /// Whether both describe the same contents: the same file, size and modification time.
+    func hasSameContents(as other: Self) -> Bool {
+        isSameFile(as: other) && size == other.size && modified == other.modified
     }
 
     var isRegularFile: Bool { type == UInt32(S_IFREG) }

@@ -1,0 +1,161 @@
+import Foundation
+
+/// One property-list value, as a Sendable tree: what a settings file holds under each key.
+///
+/// The file is parsed into nodes once and written back from them, so a key this version of the
+/// app does not know keeps its exact type (an integer stays an integer, a Boolean a Boolean)
+/// across every save.
+enum PropertyListNode: Sendable, Equatable {
+    case string(String)
+    case integer(Int64)
+    case unsignedInteger(UInt64)
+    case real(Double)
+    case boolean(Bool)
+    case date(Date)
+    case data(Data)
+    case array([PropertyListNode])
+    case dictionary([String: PropertyListNode])
+}
+
+// MARK: - Foundation's objects
+
+extension PropertyListNode {
+    /// The node for an object `PropertyListSerialization` produced, or `nil` for anything else.
+    init?(object: Any) {
+        switch object {
+        case let value as Bool where type(of: object) == Bool.self:
+            self = .boolean(value)
+        case let value as String:
+            self = .string(value)
+        case let value as Data:
+            self = .data(value)
+        case let value as Date:
+            self = .date(value)
+        case let number as NSNumber:
+            self.init(number: number)
+        case let array as [Any]:
+            var nodes: [PropertyListNode] = []
+            nodes.reserveCapacity(array.count)
+            for element in array {
+                guard let node = PropertyListNode(object: element) else { return nil }
+                nodes.append(node)
+            }
+            self = .array(nodes)
+        case let dictionary as [String: Any]:
+            var nodes: [String: PropertyListNode] = [:]
+            for (key, element) in dictionary {
+                guard let node = PropertyListNode(object: element) else { return nil }
+                nodes[key] = node
+            }
+            self = .dictionary(nodes)
+        case let dictionary as [AnyHashable: Any]:
+            var nodes: [String: PropertyListNode] = [:]
+            for (key, element) in dictionary {
+                guard let key = key.base as? String, let node = PropertyListNode(object: element) else { return nil }
+                nodes[key] = node
+            }
+            self = .dictionary(nodes)
+        default:
+            return nil
+        }
+    }
+
+    /// A number, told apart by its stored type: a Boolean (`CFBoolean` on Apple platforms), an
+    /// integer or a real.
+    private init(number: NSNumber) {
+        #if canImport(Darwin)
+        if CFGetTypeID(number) == CFBooleanGetTypeID() {
+            self = .boolean(number.boolValue)
+            return
+        }
+        #endif
+        switch String(cString: number.objCType) {
+        case "f", "d":
+            self = .real(number.doubleValue)
+        case "Q", "L", "I", "S", "C":
+            self = .unsignedInteger(number.uint64Value)
+        default:
+            self = .integer(number.int64Value)
+        }
+    }
+
+    /// The object `PropertyListSerialization` writes for this node.
+    var object: Any {
+        switch self {
+        case .string(let value): value
+        case .integer(let value): NSNumber(value: value)
+        case .unsignedInteger(let value): NSNumber(value: value)
+        case .real(let value): NSNumber(value: value)
+        case .boolean(let value): value
+        case .date(let value): value
+        case .data(let value): value
+        case .array(let nodes): nodes.map(\.object)
+        case .dictionary(let nodes): nodes.mapValues(\.object)
+        }
+    }
+}
+
+// MARK: - Codable values
+
+extension PropertyListNode {
+    /// The node for any `Encodable` value, scalars included, which a property list cannot hold at
+    /// the top level: the value is encoded inside a one-key dictionary and taken out again.
+    init(encoding value: some Encodable) throws {
+        let data: Data
+        do {
+            data = try PropertyListEncoder().encode(Wrapped(value: value))
+        } catch {
+            throw ValueStoreError(encoding: error, as: "property list")
+        }
+        guard case .dictionary(let wrapper)? = try? Self.parse(data), let node = wrapper[wrapperKey] else {
+            throw ValueStoreError(.encodingFailed, reason: "\(type(of: value)) has no property-list form")
+        }
+        self = node
+    }
+
+    /// Decodes the node as `Value`; a node of another shape is `decodingFailed`.
+    func decode<Value: Decodable>(as type: Value.Type) throws -> Value {
+        do {
+            let data = try PropertyListSerialization.data(
+                fromPropertyList: [wrapperKey: object], format: .binary, options: 0)
+            return try PropertyListDecoder().decode(Unwrapped<Value>.self, from: data).value
+        } catch let error as DecodingError {
+            throw ValueStoreError(decoding: error, as: "property list").demotingCorruptionToDecoding()
+        } catch {
+            throw ValueStoreError(.decodingFailed, reason: "the value is not \(Value.self)", underlyingError: error)
+        }
+    }
+
+    /// Parses a property list; throws when the bytes are not one or hold other objects.
+    static func parse(_ data: Data) throws -> PropertyListNode {
+        let object = try PropertyListSerialization.propertyList(from: data, format: nil)
+        guard let node = PropertyListNode(object: object) else {
+            throw ValueStoreError(
+                .corrupted, reason: "the property list holds objects that are not property-list values")
+        }
+        return node
+    }
+}
+
+/// The one key a value is wrapped under, so scalars fit where a property list needs a container.
+private let wrapperKey = "value"
+
+/// A value to encode under ``wrapperKey``.
+private struct Wrapped<Value: Encodable>: Encodable {
+    var value: Value
+}
+
+/// A value to decode from under ``wrapperKey``.
+private struct Unwrapped<Value: Decodable>: Decodable {
+    var value: Value
+}
+
+extension ValueStoreError {
+    /// A decoding failure of one key is never corruption of the file: the file parsed already.
+    fileprivate func demotingCorruptionToDecoding() -> ValueStoreError {
+        guard code == .corrupted else { return self }
+        var error = self
+        error.code = .decodingFailed
+        return error
+    }
+}

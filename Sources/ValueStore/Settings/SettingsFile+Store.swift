@@ -1,0 +1,81 @@
+import Synchronization
+
+extension SettingsFile {
+    /// The store of one key, holding any `Codable` value.
+    ///
+    /// ```swift
+    /// let fontSize = settings.store("fontSize", as: Int.self)
+    /// try await fontSize.save(16)
+    /// let size = try await fontSize.load()   // 16
+    /// ```
+    ///
+    /// Make type-safe keys static constructors, so a key's name and type are written once:
+    ///
+    /// ```swift
+    /// extension ValueStore<Void, String> {
+    ///     static func theme(in settings: SettingsFile) -> Self { settings.store("theme", as: String.self) }
+    /// }
+    /// ```
+    ///
+    /// A load serves the decoded value from memory until this process commits a change to the
+    /// file. A save or remove joins the next group commit and returns once it is durable; an
+    /// update runs its body under the file's locks, in a commit of its own.
+    ///
+    /// - Parameters:
+    ///   - key: The key in the file.
+    ///   - type: The value's type; any `Codable` value, stored as its property-list form.
+    /// - Returns: A store of that key.
+    public func store<Value: Codable & Sendable>(_ key: String, as type: Value.Type = Value.self) -> ValueStore<
+        Void, Value
+    > {
+        let cache = Locked<(generation: UInt64, value: Value)?>(nil)
+        let label = label(of: key)
+        return ValueStore(
+            label: label,
+            load: { _ in
+                if let cached = cache.withLock({ $0 }), cached.generation == self.generation.load(ordering: .acquiring)
+                {
+                    return cached.value
+                }
+                let (entries, generation) = try await self.entries()
+                guard let node = entries[key] else {
+                    throw ValueStoreError(.notFound, store: label)
+                }
+                let value = try Self.decode(node, as: Value.self, label: label)
+                cache.withLock { $0 = (generation, value) }
+                return value
+            },
+            save: { value, _ in
+                try await self.write([(key, try Self.encode(value, label: label))])
+                return value
+            },
+            remove: { _ in
+                try await self.write([(key, nil)])
+            },
+            update: { _, body in
+                try await self.transaction { entries in
+                    var value = try entries[key].map { try Self.decode($0, as: Value.self, label: label) }
+                    try await body(&value)
+                    entries[key] = try value.map { try Self.encode($0, label: label) }
+                    return value
+                }
+            }
+        )
+    }
+
+    static func decode<Value: Decodable>(_ node: PropertyListNode, as type: Value.Type, label: String) throws -> Value {
+        do {
+            return try node.decode(as: Value.self)
+        } catch let error as ValueStoreError {
+            throw error.naming(label)
+        }
+    }
+
+    static func encode(_ value: some Encodable, label: String) throws -> PropertyListNode {
+        do {
+            return try PropertyListNode(encoding: value)
+        } catch let error as ValueStoreError {
+            throw error.naming(label)
+        }
+    }
+}

@@ -1,0 +1,229 @@
+public import Foundation
+import Synchronization
+
+/// Many small settings in one durable property-list file, each key its own typed store.
+///
+/// ```swift
+/// let settings = SettingsFile(directory.appending(path: "settings.plist"))
+/// let theme = settings.store("theme", as: String.self)
+/// try await theme.save("dark")
+/// try await settings.batch { batch in
+///     try batch.set("dark", for: "theme")
+///     try batch.set(16, for: "fontSize")
+///     batch.remove("legacyFlag")
+/// }
+/// ```
+///
+/// - **Every key obeys the store laws.** A missing key throws ``ValueStoreError/notFound``; a key
+///   whose value does not decode as the requested type throws
+///   ``ValueStoreError/Code/decodingFailed`` for that key only.
+/// - **A damaged file loses nothing.** A file that does not parse makes every key throw
+///   ``ValueStoreError/Code/corrupted`` and refuses every write, and its bytes stay as they are.
+/// - **Unknown keys are kept.** Keys written by a newer version of the app or another target keep
+///   their exact values and types across every save.
+/// - **Durable group commit.** Every awaited save, remove or batch returns after a durable write
+///   that contains it (temporary file, `fsync`, rename, directory `fsync`). Writes that arrive
+///   while a commit is in flight join the next one, so many concurrent writers cost about two
+///   commits, and there is no timer.
+/// - **Atomic updates.** `update` on a key store holds the file's locks, in this process and
+///   across processes, for its read-modify-write. A batch is atomic as a whole.
+/// - **Reads from memory.** Each key store keeps its decoded value until this process commits a
+///   change to the file.
+///
+/// The format is an XML property list whose top level is a dictionary from key to value; see the
+/// Settings guide.
+public final class SettingsFile: Sendable {
+    let file: DurableFile
+    private let state = Locked(State())
+    /// Counts changes to ``State/entries``, so key stores can tell whether their value is current
+    /// with one atomic load.
+    let generation = Atomic<UInt64>(0)
+
+    private struct State {
+        /// The file's entries as last read or committed; `nil` until read.
+        var entries: [String: PropertyListNode]?
+        var pending: [PendingWrite] = []
+        var isCommitting = false
+    }
+
+    /// Changes waiting for the next commit, and the caller waiting for it.
+    private struct PendingWrite {
+        let changes: [(key: String, node: PropertyListNode?)]
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    /// Creates a settings file at `url`; nothing is read or written until a key is used.
+    ///
+    /// ```swift
+    /// let settings = SettingsFile(directory.appending(path: "settings.plist"))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: The file's location.
+    ///   - options: Durability and permissions, as for ``ValueStore/file(_:options:)``.
+    public init(_ url: URL, options: FileOptions = .default) {
+        file = DurableFile(url, options: options, fileSystem: .live)
+    }
+
+    /// A settings file over the given file system, for tests that count or fail system calls.
+    init(_ url: URL, options: FileOptions, fileSystem: FileSystem) {
+        file = DurableFile(url, options: options, fileSystem: fileSystem)
+    }
+
+    /// What errors name: "settings file '/path/settings.plist'".
+    var label: String { "settings \(file.label)" }
+
+    /// How errors name one key.
+    func label(of key: String) -> String { "key '\(key)' in \(label)" }
+}
+
+// MARK: - Reading
+
+extension SettingsFile {
+    /// The file's entries and the generation they belong to, from memory when read before.
+    func entries() async throws -> (entries: [String: PropertyListNode], generation: UInt64) {
+        if let known = state.withLock({ state in state.entries.map { ($0, generation.load(ordering: .acquiring)) } }) {
+            return known
+        }
+        let entries = try await readEntriesConcurrently()
+        return (entries, publish(entries))
+    }
+
+    /// Reads and parses the file off the caller's executor.
+    @concurrent private func readEntriesConcurrently() async throws -> [String: PropertyListNode] {
+        try readEntries()
+    }
+
+    /// Reads and parses the file: no file is no entries; bytes that are not a property-list
+    /// dictionary are ``ValueStoreError/Code/corrupted``.
+    func readEntries() throws -> [String: PropertyListNode] {
+        guard let data = try file.read() else { return [:] }
+        do {
+            try Data.requireContent(data, format: "a property list")
+            guard case .dictionary(let entries) = try PropertyListNode.parse(data) else {
+                throw ValueStoreError(.corrupted, reason: "the property list's top level is not a dictionary")
+            }
+            return entries
+        } catch let error as ValueStoreError {
+            throw error.naming(label)
+        } catch {
+            throw ValueStoreError(
+                .corrupted, store: label, reason: "the file is not a valid property list; nothing was changed",
+                underlyingError: error)
+        }
+    }
+
+    /// Makes `entries` the known contents and returns their generation.
+    @discardableResult
+    private func publish(_ entries: [String: PropertyListNode]) -> UInt64 {
+        state.withLock { state in
+            state.entries = entries
+            return generation.add(1, ordering: .releasing).newValue
+        }
+    }
+
+    /// Forgets the known contents, so the next read goes to the file.
+    private func forgetEntries() {
+        state.withLock { state in
+            state.entries = nil
+            generation.add(1, ordering: .releasing)
+        }
+    }
+}
+
+// MARK: - Writing
+
+extension SettingsFile {
+    /// Applies `changes` (a `nil` node removes its key) in the next group commit and returns once
+    /// that commit is durable.
+    func write(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let leads = state.withLock { state in
+                state.pending.append(PendingWrite(changes: changes, continuation: continuation))
+                guard !state.isCommitting else { return false }
+                state.isCommitting = true
+                return true
+            }
+            if leads {
+                // The commits block, so they run on the global executor; the callers wait.
+                Task { await self.commitPendingWrites() }
+            }
+        }
+    }
+
+    /// Commits the waiting writes, all at once, until none are left; writes that arrive during a
+    /// commit form the next one.
+    private func commitPendingWrites() async {
+        while true {
+            let writes = state.withLock { state -> [PendingWrite] in
+                let writes = state.pending
+                state.pending = []
+                if writes.isEmpty {
+                    state.isCommitting = false
+                }
+                return writes
+            }
+            if writes.isEmpty {
+                return
+            }
+            do {
+                try await commit(writes.flatMap(\.changes))
+                for write in writes {
+                    write.continuation.resume()
+                }
+            } catch {
+                for write in writes {
+                    write.continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// One durable commit under the file's locks: reads the file as it is now, applies the
+    /// changes in order, and writes the result if it differs.
+    private func commit(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
+        try await transaction { entries in
+            for change in changes {
+                entries[change.key] = change.node
+            }
+        }
+    }
+
+    /// Runs `body` on the file's current entries under its locks, in this process and across
+    /// processes, then writes the entries durably if `body` changed them. Nothing is written
+    /// when the file is damaged or `body` throws.
+    func transaction<Result>(
+        _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
+    ) async throws -> Result {
+        do {
+            return try await file.exclusively { _ in
+                let current = try await readEntriesConcurrently()
+                var entries = current
+                let result = try await body(&entries)
+                if entries != current {
+                    try await storeConcurrently(entries)
+                }
+                publish(entries)
+                return result
+            }
+        } catch {
+            // The file may have changed in ways this process does not know; read it again.
+            forgetEntries()
+            throw error
+        }
+    }
+
+    /// Encodes and writes the entries, off the caller's executor.
+    @concurrent private func storeConcurrently(_ entries: [String: PropertyListNode]) async throws {
+        let data: Data
+        do {
+            data = try PropertyListSerialization.data(
+                fromPropertyList: entries.mapValues(\.object), format: .xml, options: 0)
+        } catch {
+            throw ValueStoreError(
+                .encodingFailed, store: label, reason: "the settings could not be written as a property list",
+                underlyingError: error)
+        }
+        try file.write(data)
+    }
+}

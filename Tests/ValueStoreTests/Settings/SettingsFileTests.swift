@@ -1,0 +1,265 @@
+import Foundation
+import Testing
+import ValueStoreTesting
+
+@testable import ValueStore
+@testable import ValueStoreTestHelper
+
+@Suite struct SettingsFileTests {
+    struct Window: Codable, Sendable, Equatable {
+        var width: Int
+        var title: String?
+    }
+
+    // MARK: - The store laws
+
+    @Test func eachKeyObeysTheLaws() async throws {
+        try await TemporaryDirectory.with { directory in
+            let settings = SettingsFile(directory.appending(path: "settings.plist"))
+            try await ValueStoreLaws.check(settings.store("theme", as: String.self), samples: "dark", "")
+            try await ValueStoreLaws.check(settings.store("fontSize", as: Int.self), samples: 16, .max)
+            try await ValueStoreLaws.check(settings.store("ratio", as: Double.self), samples: 0.5, 2)
+            try await ValueStoreLaws.check(settings.store("flag", as: Bool.self), samples: true, false)
+            try await ValueStoreLaws.check(
+                settings.store("window", as: Window.self), samples: Window(width: 3, title: nil),
+                Window(width: 4, title: "t"))
+            try await ValueStoreLaws.check(settings.store("names", as: [String].self), samples: ["a", "b"], [])
+        }
+    }
+
+    @Test func keysAreIndependentAndSurviveANewInstance() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            try await settings.store("theme", as: String.self).save("dark")
+            try await settings.store("fontSize", as: Int.self).save(16)
+            try await settings.store("theme", as: String.self).remove()
+            let reopened = SettingsFile(url)
+            await #expect(throws: ValueStoreError.notFound) {
+                try await reopened.store("theme", as: String.self).load()
+            }
+            #expect(try await reopened.store("fontSize", as: Int.self).load() == 16)
+        }
+    }
+
+    // MARK: - Isolation
+
+    @Test func aKeyOfTheWrongTypeFailsAloneWithDecodingFailed() async throws {
+        try await TemporaryDirectory.with { directory in
+            let settings = SettingsFile(directory.appending(path: "settings.plist"))
+            try await settings.batch { batch in
+                try batch.set("sixteen", for: "fontSize")
+                try batch.set(1, for: "flag")
+                try batch.set("dark", for: "theme")
+            }
+            let error = await #expect(throws: ValueStoreError(.decodingFailed)) {
+                try await settings.store("fontSize", as: Int.self).load()
+            }
+            #expect(error?.store?.contains("key 'fontSize'") == true)
+            await #expect(throws: ValueStoreError(.decodingFailed), "a stored 1 is not a Bool") {
+                try await settings.store("flag", as: Bool.self).load()
+            }
+            await #expect(throws: ValueStoreError(.decodingFailed)) {
+                try await settings.store("fontSize", as: Int.self).default(12).load()
+            }
+            #expect(try await settings.store("theme", as: String.self).load() == "dark")
+        }
+    }
+
+    @Test(arguments: [Data("not a plist".utf8), Data(), Data("<plist><array/></plist>".utf8)])
+    func aDamagedFileRefusesEveryKeyAndKeepsItsBytes(bytes: Data) async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            try bytes.write(to: url)
+            let settings = SettingsFile(url)
+            let theme = settings.store("theme", as: String.self)
+            await #expect(throws: ValueStoreError(.corrupted)) { try await theme.load() }
+            await #expect(throws: ValueStoreError(.corrupted)) { try await theme.default("light").load() }
+            await #expect(throws: ValueStoreError(.corrupted)) { try await theme.save("dark") }
+            await #expect(throws: ValueStoreError(.corrupted)) { try await theme.remove() }
+            await #expect(throws: ValueStoreError(.corrupted)) { try await theme.default("").update { $0 += "!" } }
+            await #expect(throws: ValueStoreError(.corrupted)) {
+                try await settings.batch { batch in try batch.set(1, for: "other") }
+            }
+            #expect(try Data(contentsOf: url) == bytes)
+        }
+    }
+
+    @Test func keysThisVersionDoesNotKnowAreKeptExactly() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let unknown: [String: Any] = [
+                "count": 3, "ratio": 2.5, "enabled": true, "name": "x", "blob": Data([0, 1]),
+                "when": Date(timeIntervalSince1970: 1_700_000_000), "list": [1, "two", false],
+                "nested": ["inner": ["deep": 1.0]],
+            ]
+            try PropertyListSerialization.data(fromPropertyList: unknown, format: .binary, options: 0).write(to: url)
+            let before = try Self.nodes(at: url)
+            let settings = SettingsFile(url)
+            try await settings.store("theme", as: String.self).save("dark")
+            try await settings.store("fontSize", as: Int.self).default(10).update { $0 += 1 }
+            try await settings.batch { batch in batch.remove("theme") }
+            var after = try Self.nodes(at: url)
+            #expect(after.removeValue(forKey: "fontSize") == .integer(11))
+            #expect(after == before)
+        }
+    }
+
+    static func nodes(at url: URL) throws -> [String: PropertyListNode] {
+        guard case .dictionary(let nodes) = try PropertyListNode.parse(Data(contentsOf: url)) else { return [:] }
+        return nodes
+    }
+
+    // MARK: - Batches
+
+    @Test func aBatchCommitsEveryChangeOrNone() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            try await settings.store("legacyFlag", as: Bool.self).save(true)
+            await #expect(throws: Boom()) {
+                try await settings.batch { batch in
+                    try batch.set("dark", for: "theme")
+                    batch.remove("legacyFlag")
+                    throw Boom()
+                }
+            }
+            #expect(try await settings.store("legacyFlag", as: Bool.self).load() == true)
+            await #expect(throws: ValueStoreError.notFound) {
+                try await settings.store("theme", as: String.self).load()
+            }
+            try await settings.batch { batch in
+                try batch.set("dark", for: "theme")
+                try batch.set(16, for: "fontSize")
+                batch.remove("legacyFlag")
+            }
+            let reopened = SettingsFile(url)
+            #expect(try await reopened.store("theme", as: String.self).load() == "dark")
+            #expect(try await reopened.store("fontSize", as: Int.self).load() == 16)
+            await #expect(throws: ValueStoreError.notFound) {
+                try await reopened.store("legacyFlag", as: Bool.self).load()
+            }
+        }
+    }
+
+    // MARK: - Group commit and atomic updates
+
+    @Test func concurrentWritersShareCommits() async throws {
+        try await TemporaryDirectory.with { directory in
+            let commits = Calls()
+            var fileSystem = FileSystem.live
+            fileSystem.rename = { source, destination in
+                commits.increment()
+                try FileSystem.live.rename(source, destination)
+            }
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url, options: .default, fileSystem: fileSystem)
+            try await concurrently(200) { index in
+                try await settings.store("key\(index)", as: Int.self).save(index)
+            }
+            #expect(commits.value < 100, "\(commits.value) commits for 200 writers: writes must share commits")
+            let reopened = SettingsFile(url)
+            for index in 0..<200 {
+                #expect(try await reopened.store("key\(index)", as: Int.self).load() == index)
+            }
+        }
+    }
+
+    @Test func concurrentUpdatesOfOneKeyLoseNothing() async throws {
+        try await TemporaryDirectory.with { directory in
+            let settings = SettingsFile(directory.appending(path: "settings.plist"))
+            let counter = settings.store("counter", as: Int.self).default(0)
+            try await concurrently(100) { index in
+                try await counter.update { $0 += 1 }
+                try await settings.store("other\(index)", as: Int.self).save(index)
+            }
+            #expect(try await counter.load() == 100)
+        }
+    }
+
+    @Test func anUpdateThatThrowsFailsOnlyItsOwnCaller() async throws {
+        try await TemporaryDirectory.with { directory in
+            let settings = SettingsFile(directory.appending(path: "settings.plist"))
+            let counter = settings.store("counter", as: Int.self).default(0)
+            try await concurrently(20) { index in
+                if index == 7 {
+                    await #expect(throws: Boom()) { try await counter.update { _ in throw Boom() } }
+                } else {
+                    try await counter.update { $0 += 1 }
+                }
+            }
+            #expect(try await counter.load() == 19)
+        }
+    }
+
+    @Test func readsComeFromMemoryUntilTheFileChanges() async throws {
+        try await TemporaryDirectory.with { directory in
+            let reads = Calls()
+            var fileSystem = FileSystem.live
+            fileSystem.read = { descriptor, buffer in
+                reads.increment()
+                return try FileSystem.live.read(descriptor, buffer)
+            }
+            let settings = SettingsFile(
+                directory.appending(path: "settings.plist"), options: .default, fileSystem: fileSystem)
+            let theme = settings.store("theme", as: String.self)
+            try await theme.save("dark")
+            let afterSave = reads.value
+            for _ in 0..<10 {
+                #expect(try await theme.load() == "dark")
+            }
+            #expect(reads.value == afterSave, "warm loads never touch the file")
+            try await settings.store("theme", as: String.self).save("light")
+            #expect(try await theme.load() == "light", "a commit through another key store is seen")
+        }
+    }
+
+    // MARK: - Processes
+
+    @Test(arguments: [true, false])
+    func processesUpdatingKeysLoseNothing(sharedKey: Bool) async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let processes = try (0..<4).map { index in
+                try HelperProcess(
+                    "settings-increment", url.path(percentEncoded: false), sharedKey ? "shared" : "own\(index)", "60")
+            }
+            for process in processes {
+                #expect(process.wait() == 0)
+            }
+            let settings = SettingsFile(url)
+            if sharedKey {
+                #expect(try await settings.store("shared", as: Int.self).load() == 240)
+            } else {
+                for index in 0..<4 {
+                    #expect(try await settings.store("own\(index)", as: Int.self).load() == 60)
+                }
+            }
+        }
+    }
+
+    @Test func aKilledWriterLeavesAWholeCommit() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            try await SettingsFile(url).store("fromANewerApp", as: String.self).save("kept")
+            var lastReported = 0
+            for _ in 0..<30 {
+                let writer = try HelperProcess("settings-write-loop", url.path(percentEncoded: false))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...45)))
+                writer.kill()
+                lastReported = max(lastReported, writer.lines().compactMap { Int($0) }.last ?? 0)
+                let settings = SettingsFile(url)
+                #expect(try await settings.store("fromANewerApp", as: String.self).load() == "kept")
+                guard let sequence = try await settings.store("sequence", as: Int.self).optional().load() else {
+                    #expect(lastReported == 0, "a commit was reported, yet it is gone")
+                    continue
+                }
+                let payload = try await settings.store("payload", as: CrashPayload.self).load()
+                #expect(payload.sequence == sequence, "both keys of a batch arrive together")
+                #expect(payload.checksum == CrashPayload.checksum(sequence: payload.sequence, filler: payload.filler))
+                #expect(sequence >= lastReported, "the file is older than a commit that returned")
+            }
+            #expect(lastReported > 0, "the writer never finished a commit")
+        }
+    }
+}
