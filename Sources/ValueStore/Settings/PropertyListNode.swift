@@ -22,6 +22,12 @@ enum PropertyListNode: Sendable, Equatable {
 extension PropertyListNode {
     /// The node for an object `PropertyListSerialization` produced, or `nil` for anything else.
     init?(object: Any) {
+        // Foundation on Linux hands out arrays and dictionaries of optionals.
+        if let optional = object as? any OptionalObject {
+            guard let wrapped = optional.wrappedObject else { return nil }
+            self.init(object: wrapped)
+            return
+        }
         switch object {
         case let value as Bool where type(of: object) == Bool.self:
             self = .boolean(value)
@@ -93,6 +99,15 @@ extension PropertyListNode {
         case .dictionary(let nodes): nodes.mapValues(\.object)
         }
     }
+}
+
+/// An optional seen as `Any`, so its wrapped object can be taken out.
+private protocol OptionalObject {
+    var wrappedObject: Any? { get }
+}
+
+extension Optional: OptionalObject {
+    var wrappedObject: Any? { self.map { $0 as Any } }
 }
 
 // MARK: - Codable values

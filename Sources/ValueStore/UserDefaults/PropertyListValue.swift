@@ -1,0 +1,182 @@
+public import Foundation
+
+/// A type UserDefaults stores natively: `Bool`, `Int`, `Double`, `Float`, `String`, `Data`,
+/// `Date`, and arrays and string-keyed dictionaries of them.
+///
+/// Only these types compile with ``ValueStore/userDefaults(_:suiteName:)``, so a value
+/// UserDefaults cannot hold is a compile error, not a crash at run time. Store other `Codable`
+/// values as `Data`:
+///
+/// ```swift
+/// let launches = ValueStore<Void, Int>.userDefaults("launchCount")
+/// let profile = ValueStore<Void, Data>.userDefaults("profile").coded(.json)
+/// ```
+///
+/// Reading is strict: a stored value of another type is not this type. A stored `1` is not a
+/// `Bool`, and a stored `2` is not a `Double`.
+public protocol PropertyListValue: Sendable {
+    /// The value, if `object` (as UserDefaults returns it) holds exactly this type.
+    ///
+    /// ```swift
+    /// Int(propertyListObject: 3 as Any)   // 3
+    /// ```
+    ///
+    /// - Parameter object: An object UserDefaults returned.
+    init?(propertyListObject object: Any)
+
+    /// The object UserDefaults stores for the value.
+    ///
+    /// ```swift
+    /// let object = 3.propertyListObject
+    /// ```
+    var propertyListObject: Any { get }
+}
+
+extension Bool: PropertyListValue {
+    /// A Boolean, only from a stored Boolean.
+    ///
+    /// ```swift
+    /// Bool(propertyListObject: true as Any)   // true
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .boolean(let value)? = PropertyListNode(object: object) else { return nil }
+        self = value
+    }
+
+    /// The Boolean itself.
+    public var propertyListObject: Any { self }
+}
+
+extension Int: PropertyListValue {
+    /// An integer, only from a stored integer that fits.
+    ///
+    /// ```swift
+    /// Int(propertyListObject: 3 as Any)   // 3
+    /// ```
+    public init?(propertyListObject object: Any) {
+        switch PropertyListNode(object: object) {
+        case .integer(let value)?: self.init(exactly: value)
+        case .unsignedInteger(let value)?: self.init(exactly: value)
+        default: return nil
+        }
+    }
+
+    /// The integer itself.
+    public var propertyListObject: Any { self }
+}
+
+extension Double: PropertyListValue {
+    /// A real number, only from a stored real number.
+    ///
+    /// ```swift
+    /// Double(propertyListObject: 0.5 as Any)   // 0.5
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .real(let value)? = PropertyListNode(object: object) else { return nil }
+        self = value
+    }
+
+    /// The number itself.
+    public var propertyListObject: Any { self }
+}
+
+extension Float: PropertyListValue {
+    /// A real number, only from a stored real number.
+    ///
+    /// ```swift
+    /// Float(propertyListObject: 0.5 as Any)   // 0.5
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .real(let value)? = PropertyListNode(object: object) else { return nil }
+        self = Float(value)
+    }
+
+    /// The number itself.
+    public var propertyListObject: Any { self }
+}
+
+extension String: PropertyListValue {
+    /// A string, only from a stored string.
+    ///
+    /// ```swift
+    /// String(propertyListObject: "dark" as Any)   // "dark"
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .string(let value)? = PropertyListNode(object: object) else { return nil }
+        self = value
+    }
+
+    /// The string itself.
+    public var propertyListObject: Any { self }
+}
+
+extension Data: PropertyListValue {
+    /// Bytes, only from stored data.
+    ///
+    /// ```swift
+    /// Data(propertyListObject: Data([1]) as Any)
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .data(let value)? = PropertyListNode(object: object) else { return nil }
+        self = value
+    }
+
+    /// The bytes themselves.
+    public var propertyListObject: Any { self }
+}
+
+extension Date: PropertyListValue {
+    /// A date, only from a stored date.
+    ///
+    /// ```swift
+    /// Date(propertyListObject: Date.now as Any)
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .date(let value)? = PropertyListNode(object: object) else { return nil }
+        self = value
+    }
+
+    /// The date itself.
+    public var propertyListObject: Any { self }
+}
+
+extension Array: PropertyListValue where Element: PropertyListValue {
+    /// An array, only when every element holds exactly `Element`.
+    ///
+    /// ```swift
+    /// [Int](propertyListObject: [1, 2] as Any)   // [1, 2]
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .array(let nodes)? = PropertyListNode(object: object) else { return nil }
+        var elements: [Element] = []
+        elements.reserveCapacity(nodes.count)
+        for node in nodes {
+            guard let element = Element(propertyListObject: node.object) else { return nil }
+            elements.append(element)
+        }
+        self = elements
+    }
+
+    /// The elements' objects.
+    public var propertyListObject: Any { map(\.propertyListObject) }
+}
+
+extension Dictionary: PropertyListValue where Key == String, Value: PropertyListValue {
+    /// A dictionary, only when every value holds exactly `Value`.
+    ///
+    /// ```swift
+    /// [String: Int](propertyListObject: ["a": 1] as Any)   // ["a": 1]
+    /// ```
+    public init?(propertyListObject object: Any) {
+        guard case .dictionary(let nodes)? = PropertyListNode(object: object) else { return nil }
+        var values: [String: Value] = [:]
+        for (key, node) in nodes {
+            guard let value = Value(propertyListObject: node.object) else { return nil }
+            values[key] = value
+        }
+        self = values
+    }
+
+    /// The values' objects.
+    public var propertyListObject: Any { mapValues(\.propertyListObject) }
+}

@@ -1,0 +1,170 @@
+import Foundation
+
+extension ValueStore where Environment == Void, Value: PropertyListValue {
+    /// A store of one UserDefaults key, strict about absence and types.
+    ///
+    /// ```swift
+    /// let launches = ValueStore<Void, Int>.userDefaults("launchCount")
+    /// let profile = ValueStore<Void, Data>.userDefaults("profile", suiteName: "group.example").coded(.json)
+    /// ```
+    ///
+    /// - **Only property-list types compile** (``PropertyListValue``); store other `Codable`
+    ///   values as `Data` with ``coded(_:)``.
+    /// - **Absence is `notFound`**, and a value of another type is
+    ///   ``ValueStoreError/Code/decodingFailed``, never absence: a stored `1` is not a `Bool`.
+    /// - **Registered defaults are not stored values.** After ``remove``, `load` throws
+    ///   ``ValueStoreError/notFound`` even when `register(defaults:)` registered one. On Apple
+    ///   platforms a value that only the registration domain holds is absent too; Foundation on
+    ///   Linux does not expose that domain, so there a registered default reads as stored until
+    ///   this process saves or removes the key.
+    /// - **Reads** run on the caller's executor, as UserDefaults reads are made to; writes move
+    ///   off it.
+    /// - **Writes** are atomic within the process: `update` holds a lock that this process's
+    ///   saves and removes of the key take too. UserDefaults promises no durability and no
+    ///   atomicity across processes; on Linux the store calls `synchronize()` after each write.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - suiteName: The suite, such as an app group; `nil` for `UserDefaults.standard`.
+    /// - Returns: A store of the key's value.
+    public static func userDefaults(_ key: String, suiteName: String? = nil) -> Self {
+        let defaults = UserDefaultsKey(key, suiteName: suiteName)
+        return Self(
+            label: defaults.label,
+            load: { _ in try defaults.load(as: Value.self) },
+            save: { value, _ in
+                try await defaults.exclusively { try await defaults.store(value) }
+                return value
+            },
+            remove: { _ in
+                try await defaults.exclusively { try await defaults.store(Value?.none) }
+            },
+            update: { _, body in
+                try await defaults.exclusively {
+                    var value = try defaults.loadIfPresent(as: Value.self)
+                    try await body(&value)
+                    try await defaults.store(value)
+                    return value
+                }
+            }
+        )
+    }
+}
+
+/// One key of one UserDefaults suite, and how the store reads and writes it.
+struct UserDefaultsKey: Sendable {
+    let key: String
+    let suiteName: String?
+    let label: String
+    /// The suite, or the standard defaults. UserDefaults is thread-safe but not `Sendable` on
+    /// every platform, so the store reaches it through a lock.
+    let suite: Locked<UserDefaults>
+
+    init(_ key: String, suiteName: String?) {
+        self.key = key
+        self.suiteName = suiteName
+        label = "UserDefaults key '\(key)'" + (suiteName.map { " in suite '\($0)'" } ?? "")
+        suite = Locked(suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard)
+    }
+
+    /// Keys this process removed, whose registered defaults must not read as stored values on
+    /// platforms that do not expose the registration domain.
+    static let removed = Locked<Set<String>>([])
+
+    private var identity: String { "\(suiteName ?? "")\u{0}\(key)" }
+
+    func load<Value: PropertyListValue>(as type: Value.Type) throws -> Value {
+        guard let value = try loadIfPresent(as: type) else {
+            throw ValueStoreError(.notFound, store: label)
+        }
+        return value
+    }
+
+    func loadIfPresent<Value: PropertyListValue>(as type: Value.Type) throws -> Value? {
+        try suite.withLock { defaults in
+            guard let object = defaults.object(forKey: key), isStored(in: defaults) else {
+                return nil
+            }
+            guard let value = Value(propertyListObject: object) else {
+                throw ValueStoreError(
+                    .decodingFailed, store: label,
+                    reason: "the stored value is \(Self.describe(object)), not \(Value.self)")
+            }
+            return value
+        }
+    }
+
+    /// The stored value as a property-list node, keeping its type; `nil` when none is stored.
+    func storedNode() throws -> PropertyListNode? {
+        try suite.withLock { defaults in
+            guard let object = defaults.object(forKey: key), isStored(in: defaults) else {
+                return nil
+            }
+            guard let node = PropertyListNode(object: object) else {
+                throw ValueStoreError(
+                    .decodingFailed, store: label, reason: "the stored value is not a property-list value")
+            }
+            return node
+        }
+    }
+
+    /// Whether the value `object(forKey:)` found is stored, not only registered.
+    private func isStored(in defaults: UserDefaults) -> Bool {
+        #if canImport(Darwin)
+        guard defaults.volatileDomain(forName: UserDefaults.registrationDomain)[key] != nil else { return true }
+        #else
+        guard Self.removed.withLock({ $0.contains(identity) }) else { return true }
+        #endif
+        let domain = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        return defaults.persistentDomain(forName: domain)?[key] != nil
+    }
+
+    /// Stores `value`, or removes the key for `nil`, off the caller's executor: on Linux the
+    /// write ends in a blocking file write.
+    @concurrent func store<Value: PropertyListValue>(_ value: Value?) async throws {
+        try suite.withLock { defaults in try store(value, in: defaults) }
+    }
+
+    /// Removes the key, off the caller's executor.
+    @concurrent func removeValue() async throws {
+        try suite.withLock { defaults in try store(Int?.none, in: defaults) }
+    }
+
+    private func store<Value: PropertyListValue>(_ value: Value?, in defaults: UserDefaults) throws {
+        if let value {
+            defaults.set(value.propertyListObject, forKey: key)
+            _ = Self.removed.withLock { $0.remove(identity) }
+        } else {
+            defaults.removeObject(forKey: key)
+            _ = Self.removed.withLock { $0.insert(identity) }
+        }
+        #if !canImport(Darwin)
+        // Foundation on Linux writes its property-list file only when asked.
+        guard defaults.synchronize() else {
+            throw ValueStoreError(.io, store: label, reason: "UserDefaults could not write its file")
+        }
+        #endif
+    }
+
+    /// Runs `body` holding this process's lock for the key.
+    nonisolated(nonsending) func exclusively<Result>(
+        _ body: nonisolated(nonsending) () async throws -> Result
+    ) async throws -> Result {
+        try await PathLocks.shared.withLock("UserDefaults\u{0}\(identity)", body)
+    }
+
+    /// A stored object's type in words, for errors; never its content.
+    static func describe(_ object: Any) -> String {
+        switch PropertyListNode(object: object) {
+        case .boolean?: "a Boolean"
+        case .integer?, .unsignedInteger?: "an integer"
+        case .real?: "a real number"
+        case .string?: "a string"
+        case .data?: "data"
+        case .date?: "a date"
+        case .array?: "an array"
+        case .dictionary?: "a dictionary"
+        case nil: "not a property-list value"
+        }
+    }
+}
