@@ -89,19 +89,32 @@ extension EncryptionKey {
     /// with the same key. Keep it apart from the encrypted files: a key next to its data protects
     /// nothing.
     ///
+    /// > Important: As ssh does with private keys, the key file must belong to the process's
+    /// > user and give the group and others no access (`chmod 600`), checked on the file that
+    /// > is read, under the lock. Its directory must belong to that user (or root) and give
+    /// > no one else write access, unless it has the sticky bit, as `/tmp` does: whoever can
+    /// > write a directory can replace the files in it.
+    ///
     /// - Parameter url: Where the key file lives.
     /// - Returns: The key in the file.
     /// - Throws: ``ValueStoreError/Code/corrupted`` when the file is not a key file,
-    ///   ``ValueStoreError/Code/invalidConfiguration`` when other users may read it, or an I/O
-    ///   error. A bad key file is never replaced.
+    ///   ``ValueStoreError/Code/invalidConfiguration`` when another user owns it or may read it,
+    ///   or others may write its directory, or an I/O error. A bad key file is never replaced.
     public static func loadOrCreate(at url: URL) async throws -> Self {
         try await loadOrCreate(DurableFile(url, options: .private, fileSystem: .live))
     }
 
     /// Reads or creates the key file, off the caller's executor.
     @concurrent static func loadOrCreate(_ file: DurableFile) async throws -> Self {
-        let data = try await file.readOrCreate { KeyFileFormat.bytes(of: .random()) }
-        try KeyFileFormat.requirePrivate(file)
+        let data = try await file.exclusively { _ in
+            try KeyFileFormat.requireSafeDirectory(of: file)
+            if let data = try file.read(checking: { try KeyFileFormat.requirePrivate($0, file) }) {
+                return data
+            }
+            let data = KeyFileFormat.bytes(of: .random())
+            try file.store(data)
+            return data
+        }
         return try KeyFileFormat.key(from: data, file: file)
     }
 }

@@ -1,5 +1,15 @@
 import Foundation
 
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
 /// The two small files of key material, documented in Documentation/EncryptedFiles.md.
 ///
 /// A key file: `VSKY`, format version 1, then the key's 32 bytes (37 bytes).
@@ -26,20 +36,66 @@ enum KeyFileFormat {
         return try EncryptionKey(data: data.suffix(SecretKey.byteCount))
     }
 
-    /// Refuses a key file that other users may read, as ssh refuses such private keys.
-    static func requirePrivate(_ file: DurableFile) throws {
-        let permissions: UInt16
+    /// Refuses a key file another user owns or other users may read, as ssh refuses such
+    /// private keys: `descriptor` is the file being read, so the check and the read see the
+    /// same file.
+    static func requirePrivate(_ descriptor: Int32, _ file: DurableFile) throws {
+        let status: FileStatus
         do {
-            permissions = try file.fileSystem.permissions(file.path)
+            status = try file.fileSystem.status(descriptor)
         } catch {
-            throw file.failure("read the key file's permissions", error)
+            throw file.failure("read the key file's owner and permissions", error)
         }
-        guard permissions & 0o077 == 0 else {
+        guard status.owner == geteuid() else {
             throw ValueStoreError(
                 .invalidConfiguration,
                 store: file.label,
-                reason: "the key file is readable by others (mode \(String(permissions, radix: 8))); "
+                reason: "the key file is owned by user \(status.owner), not by this process's user \(geteuid())"
+            )
+        }
+        guard status.permissions & 0o077 == 0 else {
+            throw ValueStoreError(
+                .invalidConfiguration,
+                store: file.label,
+                reason: "the key file is readable by others (mode \(String(status.permissions, radix: 8))); "
                     + "make it private with chmod 600"
+            )
+        }
+    }
+
+    /// Refuses a key file's directory that other users may write (unless it is sticky, as
+    /// `/tmp` is) or that belongs to another user than this process's or root: they could
+    /// replace the key file.
+    static func requireSafeDirectory(of file: DurableFile) throws {
+        let status: FileStatus
+        do {
+            let descriptor = try file.fileSystem.open(file.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+            defer {
+                do {
+                    try file.fileSystem.close(descriptor)
+                } catch {
+                    // The directory was only inspected: nothing to lose.
+                }
+            }
+            status = try file.fileSystem.status(descriptor)
+        } catch {
+            throw file.failure("read the owner and permissions of the key file's directory", error)
+        }
+        let mode = String(status.permissions, radix: 8)
+        guard status.owner == geteuid() || status.owner == 0 else {
+            throw ValueStoreError(
+                .invalidConfiguration,
+                store: file.label,
+                reason: "the key file's directory '\(file.directory)' is owned by user \(status.owner), "
+                    + "who could replace the key file; keep keys in a directory of your own"
+            )
+        }
+        guard status.permissions & 0o022 == 0 || status.permissions & 0o1000 != 0 else {
+            throw ValueStoreError(
+                .invalidConfiguration,
+                store: file.label,
+                reason: "the key file's directory '\(file.directory)' can be written by other users (mode \(mode)), "
+                    + "who could replace the key file; make it private with chmod 700"
             )
         }
     }

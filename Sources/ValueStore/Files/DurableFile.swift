@@ -67,8 +67,9 @@ struct DurableFile: Sendable {
 // MARK: - Reading
 
 extension DurableFile {
-    /// The file's bytes, or `nil` when there is no file.
-    func read() throws -> Data? {
+    /// The file's bytes, or `nil` when there is no file. `check` inspects the open descriptor
+    /// before anything is read (the key file's owner and mode) and may refuse it by throwing.
+    func read(checking check: ((_ descriptor: Int32) throws -> Void)? = nil) throws -> Data? {
         let descriptor: Int32
         do {
             descriptor = try fileSystem.open(path, O_RDONLY | O_CLOEXEC, 0)
@@ -78,6 +79,7 @@ extension DurableFile {
             throw failure("open the file for reading", error)
         }
         defer { closeQuietly(descriptor) }
+        try check?(descriptor)
         do {
             // One byte more than the size, uninitialized: filling it means the file grew since
             // `fstat` (another tool appending), and only then does the buffer grow.

@@ -41,6 +41,24 @@ struct FileSystem: Sendable {
     var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
     /// A file's permission bits.
     var permissions: @Sendable (_ path: String) throws -> UInt16
+    /// The owner and mode of an open file (`fstat`), so a check looks at the file that was
+    /// opened, not at whatever the path names a moment later.
+    var status: @Sendable (_ descriptor: Int32) throws -> FileStatus = { descriptor in
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw FileSystemError.last("fstat") }
+        return FileStatus(owner: UInt32(status.st_uid), mode: UInt32(status.st_mode))
+    }
+}
+
+/// What `fstat` says about an open file: who owns it, and its type and permission bits.
+struct FileStatus: Equatable, Sendable {
+    /// The owner's user id.
+    var owner: UInt32
+    /// The type and permission bits (`st_mode`).
+    var mode: UInt32
+
+    /// The permission bits, with set-id and sticky bits.
+    var permissions: UInt16 { UInt16(mode & 0o7777) }
 }
 
 /// A failed system call: which one, and the `errno` it set.

@@ -134,4 +134,84 @@ import Testing
             }
         }
     }
+
+    // MARK: - Key-file checks
+
+    @Test(.enabled(if: geteuid() == 0, "only root can give a file to another user"))
+    func aKeyFileOwnedByAnotherUserIsRefused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "vault.key")
+            _ = try await EncryptionKey.loadOrCreate(at: url)
+            #expect(chown(url.path(percentEncoded: false), 4242, 4242) == 0)
+            let error = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.reason?.contains("owned by") == true, "\(String(describing: error?.reason))")
+        }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "only root can give a directory to another user"))
+    func aKeyFileInADirectoryAnotherUserOwnsIsRefused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let theirs = directory.appending(path: "theirs")
+            let url = theirs.appending(path: "vault.key")
+            _ = try await EncryptionKey.loadOrCreate(at: url)
+            #expect(chown(theirs.path(percentEncoded: false), 4242, 4242) == 0)
+            let error = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.reason?.contains("directory") == true, "\(String(describing: error?.reason))")
+        }
+    }
+
+    @Test func theKeyFileChecksLookAtTheFileThatWasReadNotAtThePath() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "vault.key")
+            let decoy = directory.appending(path: "decoy.key")
+            try KeyFileFormat.bytes(of: .random()).write(to: url)
+            try KeyFileFormat.bytes(of: .random()).write(to: decoy)
+            #expect(chmod(url.path(percentEncoded: false), 0o644) == 0)
+            #expect(chmod(decoy.path(percentEncoded: false), 0o600) == 0)
+            var fileSystem = FileSystem.live
+            fileSystem.open = { path, flags, mode in
+                let descriptor = try FileSystem.live.open(path, flags, mode)
+                if path.hasSuffix("/vault.key") && flags & O_ACCMODE == O_RDONLY {
+                    // Once the readable file is open, a private one takes its name.
+                    try FileSystem.live.rename(decoy.path(percentEncoded: false), path)
+                }
+                return descriptor
+            }
+            let error = await #expect(throws: ValueStoreError.self) {
+                try await EncryptionKey.loadOrCreate(DurableFile(url, options: .private, fileSystem: fileSystem))
+            }
+            #expect(error?.code == .invalidConfiguration)
+        }
+    }
+
+    @Test(arguments: [0o777, 0o770, 0o757])
+    func aKeyFileInADirectoryOthersCanWriteIsRefused(mode: Int) async throws {
+        try await TemporaryDirectory.with { directory in
+            let shared = directory.appending(path: "shared")
+            let url = shared.appending(path: "vault.key")
+            _ = try await EncryptionKey.loadOrCreate(at: url)
+            #expect(chmod(shared.path(percentEncoded: false), mode_t(mode)) == 0)
+            let existing = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
+            #expect(existing?.code == .invalidConfiguration)
+            #expect(existing?.reason?.contains("directory") == true, "\(String(describing: existing?.reason))")
+
+            try FileManager.default.removeItem(at: url)
+            let before = try shared.contents()
+            let new = await #expect(throws: ValueStoreError.self) { try await EncryptionKey.loadOrCreate(at: url) }
+            #expect(new?.code == .invalidConfiguration)
+            #expect(try shared.contents() == before, "no key is created there")
+        }
+    }
+
+    @Test func aKeyFileInAStickyDirectoryIsAccepted() async throws {
+        try await TemporaryDirectory.with { directory in
+            let shared = directory.appending(path: "shared")
+            let url = shared.appending(path: "vault.key")
+            let key = try await EncryptionKey.loadOrCreate(at: url)
+            #expect(chmod(shared.path(percentEncoded: false), 0o1777) == 0)
+            #expect(try await EncryptionKey.loadOrCreate(at: url) == key)
+        }
+    }
 }
