@@ -101,27 +101,87 @@ enum KeyFileFormat {
     }
 }
 
+/// A salt file: the parameters that derive a key from a passphrase, documented byte by byte in
+/// Documentation/EncryptedFiles.md.
+///
+/// Version 2 (89 bytes): `VSKS`, `2`, the PBKDF2 iteration count (4 bytes, big-endian), a
+/// 16-byte salt, a 32-byte key-check value, HMAC-SHA256 of the label `ValueStore salt file v2`
+/// and the first 25 bytes under a subkey of the derived key, then a 32-byte SHA-256 of
+/// everything before it. Version 1 (25 bytes, earlier releases) stops after the salt; it is
+/// still read, never rewritten.
 enum SaltFileFormat {
     static let magic = Data("VSKS".utf8)
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
+    static let parametersByteCount = 25
+    static let byteCount = 89
+    static let versionOneByteCount = 25
+    static let checkLabel = Data("ValueStore salt file v2".utf8)
 
-    static func bytes(salt: some DataProtocol, iterations: Int) -> Data {
+    /// What a salt file holds.
+    struct Parameters {
+        var salt: Data
+        var iterations: Int
+        /// The key-check value and the bytes it covers; `nil` in a version 1 file.
+        var check: (value: Data, message: Data)?
+    }
+
+    /// A version 2 salt file for `key`, derived from a passphrase with `salt` and `iterations`.
+    static func bytes(salt: some DataProtocol, iterations: Int, key: EncryptionKey) -> Data {
         var data = magic + [version]
         withUnsafeBytes(of: UInt32(iterations).bigEndian) { data.append(contentsOf: $0) }
         data.append(contentsOf: salt)
-        return data
+        data += key.secret.checkValue(for: checkLabel + data)
+        return data + Digest.sha256(data)
     }
 
-    static func parameters(from data: Data, file: DurableFile) throws -> (salt: Data, iterations: Int) {
-        guard data.count == 25, data.starts(with: magic), data[data.startIndex + 4] == version else {
+    /// The parameters of a salt file, checked: its format, its checksum and the iteration count's
+    /// range, all before any PBKDF2 work.
+    static func parameters(from data: Data, file: DurableFile) throws -> Parameters {
+        let bytes = Array(data)
+        guard bytes.count > 4, bytes.starts(with: magic) else {
             throw ValueStoreError(
                 .corrupted,
                 store: file.label,
-                reason: "not a ValueStore salt file (expected 25 bytes starting with 'VSKS', found \(data.count) bytes)"
+                reason: "not a ValueStore salt file (it does not start with 'VSKS'; \(bytes.count) bytes)"
             )
         }
-        let bytes = Array(data)
+        let expected: Int
+        switch bytes[4] {
+        case 1: expected = versionOneByteCount
+        case version: expected = byteCount
+        default:
+            throw ValueStoreError(
+                .unsupportedFormat,
+                store: file.label,
+                reason: "the salt file is in format version \(bytes[4]); this library reads versions 1 and 2"
+            )
+        }
+        guard bytes.count == expected else {
+            throw ValueStoreError(
+                .corrupted,
+                store: file.label,
+                reason: "the salt file has \(bytes.count) bytes; its format version \(bytes[4]) has \(expected)"
+            )
+        }
+        if expected == byteCount {
+            guard Digest.sha256(Data(bytes[..<57])) == Data(bytes[57...]) else {
+                throw ValueStoreError(
+                    .corrupted,
+                    store: file.label,
+                    reason: "the salt file was changed or damaged: its checksum does not match its contents"
+                )
+            }
+        }
         let iterations = bytes[5..<9].reduce(0) { $0 << 8 | Int($1) }
-        return (Data(bytes[9...]), iterations)
+        guard EncryptionKey.iterationRange.contains(iterations) else {
+            throw ValueStoreError(
+                .corrupted,
+                store: file.label,
+                reason: "the salt file asks for \(iterations) PBKDF2 iterations, outside the accepted "
+                    + "\(EncryptionKey.minimumIterations) to \(EncryptionKey.maximumIterations): it was changed or damaged"
+            )
+        }
+        let check = expected == byteCount ? (Data(bytes[25..<57]), checkLabel + Data(bytes[..<25])) : nil
+        return Parameters(salt: Data(bytes[9..<25]), iterations: iterations, check: check)
     }
 }
