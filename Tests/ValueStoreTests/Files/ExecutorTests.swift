@@ -156,6 +156,10 @@ final class SystemCalls: Sendable {
             permissions: { path in
                 self.note("stat")
                 return try live.permissions(path)
+            },
+            status: { descriptor in
+                self.note("fstat")
+                return try live.status(descriptor)
             }
         )
     }
