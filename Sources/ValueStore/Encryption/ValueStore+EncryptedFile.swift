@@ -202,8 +202,8 @@ extension EncryptionKeyring {
     ///   - identity: The identity the file was written with; by default its name.
     ///   - durability: `.durable` (the default) or `.relaxed`.
     /// - Returns: `true` if the file was rewritten, `false` if the current key had written it.
-    /// - Throws: ``ValueStoreError/notFound`` when there is no file, or the error opening it
-    ///   gives; the file is then left as it was.
+    /// - Throws: ``ValueStoreError/notFound`` when there is no file (nothing is created, not even
+    ///   a lock file), or the error opening it gives; the file is then left as it was.
     @discardableResult
     public func reencryptFile(
         at url: URL,

@@ -283,7 +283,8 @@ extension DurableFile {
         }
     }
 
-    private func exists() throws -> Bool {
+    /// Whether there is a file at the path (any error but its absence is thrown).
+    func exists() throws -> Bool {
         do {
             _ = try fileSystem.permissions(path)
             return true
