@@ -112,7 +112,10 @@ enum KeyFileFormat {
 enum SaltFileFormat {
     static let magic = Data("VSKS".utf8)
     static let version: UInt8 = 2
+    /// Magic, version, count and salt: what the check value covers.
     static let parametersByteCount = 25
+    /// Where the checksum starts: it covers everything before.
+    static let checksumOffset = 57
     static let byteCount = 89
     static let versionOneByteCount = 25
     static let checkLabel = Data("ValueStore salt file v2".utf8)
@@ -142,7 +145,7 @@ enum SaltFileFormat {
             throw ValueStoreError(
                 .corrupted,
                 store: file.label,
-                reason: "not a ValueStore salt file (it does not start with 'VSKS'; \(bytes.count) bytes)"
+                reason: "not a ValueStore salt file (expected 'VSKS' and a format version, found \(bytes.count) bytes)"
             )
         }
         let expected: Int
@@ -164,7 +167,7 @@ enum SaltFileFormat {
             )
         }
         if expected == byteCount {
-            guard Digest.sha256(Data(bytes[..<57])) == Data(bytes[57...]) else {
+            guard Digest.sha256(Data(bytes[..<checksumOffset])) == Data(bytes[checksumOffset...]) else {
                 throw ValueStoreError(
                     .corrupted,
                     store: file.label,
@@ -181,7 +184,10 @@ enum SaltFileFormat {
                     + "\(EncryptionKey.minimumIterations) to \(EncryptionKey.maximumIterations): it was changed or damaged"
             )
         }
-        let check = expected == byteCount ? (Data(bytes[25..<57]), checkLabel + Data(bytes[..<25])) : nil
-        return Parameters(salt: Data(bytes[9..<25]), iterations: iterations, check: check)
+        let check =
+            expected == byteCount
+            ? (Data(bytes[parametersByteCount..<checksumOffset]), checkLabel + Data(bytes[..<parametersByteCount]))
+            : nil
+        return Parameters(salt: Data(bytes[9..<parametersByteCount]), iterations: iterations, check: check)
     }
 }
