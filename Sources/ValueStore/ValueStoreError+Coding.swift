@@ -3,7 +3,11 @@ import Foundation
 extension ValueStoreError {
     /// Classifies a decoder's error: malformed input is corrupt data, a well-formed value of the
     /// wrong shape failed to decode. A ``ValueStoreError`` passes through.
-    init(decoding error: any Error, as format: String?) {
+    ///
+    /// `parses` tells whether the data is well-formed, which the decoders do not: they report a
+    /// syntax error and a top-level value they refuse (a raw value no case has) alike. Without
+    /// it, such an error is taken for malformed data.
+    init(decoding error: any Error, as format: String?, parses: (() -> Bool)? = nil) {
         if let error = error as? ValueStoreError {
             self = error
             return
@@ -13,8 +17,10 @@ extension ValueStoreError {
             return
         }
         switch error {
-        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+        case .dataCorrupted(let context)
+        where context.codingPath.isEmpty && !(parses?() ?? false):
             // The parser's own words ("Unexpected end of file") say more than the context's.
+            // Well-formed data whose top-level value was refused is the next case instead.
             let detail = (context.underlyingError as NSError?)?.userInfo["NSDebugDescription"] as? String
             self.init(
                 .corrupted,

@@ -39,9 +39,19 @@ extension Codec where Input: Codable & Sendable, Output == Data {
                     try Data.requireContent(data, format: "JSON")
                     return try decoder.decode(Input.self, from: data)
                 } catch {
-                    throw ValueStoreError(decoding: error, as: "JSON")
+                    throw ValueStoreError(decoding: error, as: "JSON", parses: { isJSON(data) })
                 }
             }
         )
+    }
+}
+
+/// Whether `data` is well-formed JSON, to tell malformed data from a value of the wrong type.
+private func isJSON(_ data: Data) -> Bool {
+    do {
+        _ = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+        return true
+    } catch {
+        return false
     }
 }

@@ -38,9 +38,20 @@ extension Codec where Input: Codable & Sendable, Output == Data {
                     try Data.requireContent(data, format: "property list")
                     return try PropertyListDecoder().decode(Input.self, from: data)
                 } catch {
-                    throw ValueStoreError(decoding: error, as: "property list")
+                    throw ValueStoreError(decoding: error, as: "property list", parses: { isPropertyList(data) })
                 }
             }
         )
+    }
+}
+
+/// Whether `data` is a well-formed property list, to tell malformed data from a value of the
+/// wrong type.
+private func isPropertyList(_ data: Data) -> Bool {
+    do {
+        _ = try PropertyListSerialization.propertyList(from: data, format: nil)
+        return true
+    } catch {
+        return false
     }
 }

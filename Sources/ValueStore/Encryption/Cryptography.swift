@@ -44,6 +44,22 @@ struct SecretKey: Sendable {
         Data(HMAC<SHA256>.authenticationCode(for: Data("ValueStore key identifier v1".utf8), using: key).prefix(8))
     }
 
+    /// A key-check value over `message` (a salt file's parameters): HMAC-SHA256 under a subkey
+    /// that HKDF-SHA256 derives from this key, so the check never uses the encryption key itself.
+    func checkValue(for message: Data) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: message, using: checkKey))
+    }
+
+    /// Whether `value` is this key's check value over `message`, compared in constant time.
+    func isCheckValue(_ value: Data, for message: Data) -> Bool {
+        HMAC<SHA256>.isValidAuthenticationCode(value, authenticating: message, using: checkKey)
+    }
+
+    private var checkKey: SymmetricKey {
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: key, info: Data("ValueStore salt file check key v1".utf8), outputByteCount: 32)
+    }
+
     /// Derives a key from a passphrase with PBKDF2-HMAC-SHA256.
     static func derive(passphrase: String, salt: Data, iterations: Int) throws -> Self {
         #if canImport(CryptoKit)

@@ -45,7 +45,12 @@ struct EncryptedFile: Sendable {
 
     /// Re-encrypts the file with the keyring's current key, holding the file's locks.
     @concurrent func reencrypt(with keyring: EncryptionKeyring) async throws -> Bool {
-        try await file.exclusively(creatingDirectory: false) { directoryExists in
+        // Nothing to rewrite: say so without creating the lock file. A file that disappears
+        // after this check is reported under the lock.
+        guard try file.exists() else {
+            throw ValueStoreError(.notFound, store: label, reason: "there is no file to re-encrypt")
+        }
+        return try await file.exclusively(creatingDirectory: false) { directoryExists in
             guard directoryExists, let sealed = try file.read() else {
                 throw ValueStoreError(.notFound, store: label, reason: "there is no file to re-encrypt")
             }

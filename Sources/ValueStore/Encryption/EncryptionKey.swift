@@ -89,19 +89,32 @@ extension EncryptionKey {
     /// with the same key. Keep it apart from the encrypted files: a key next to its data protects
     /// nothing.
     ///
+    /// > Important: As ssh does with private keys, the key file must belong to the process's
+    /// > user and give the group and others no access (`chmod 600`), checked on the file that
+    /// > is read, under the lock. Its directory must belong to that user (or root) and give
+    /// > no one else write access, unless it has the sticky bit, as `/tmp` does: whoever can
+    /// > write a directory can replace the files in it.
+    ///
     /// - Parameter url: Where the key file lives.
     /// - Returns: The key in the file.
     /// - Throws: ``ValueStoreError/Code/corrupted`` when the file is not a key file,
-    ///   ``ValueStoreError/Code/invalidConfiguration`` when other users may read it, or an I/O
-    ///   error. A bad key file is never replaced.
+    ///   ``ValueStoreError/Code/invalidConfiguration`` when another user owns it or may read it,
+    ///   or others may write its directory, or an I/O error. A bad key file is never replaced.
     public static func loadOrCreate(at url: URL) async throws -> Self {
         try await loadOrCreate(DurableFile(url, options: .private, fileSystem: .live))
     }
 
     /// Reads or creates the key file, off the caller's executor.
     @concurrent static func loadOrCreate(_ file: DurableFile) async throws -> Self {
-        let data = try await file.readOrCreate { KeyFileFormat.bytes(of: .random()) }
-        try KeyFileFormat.requirePrivate(file)
+        let data = try await file.exclusively { _ in
+            try KeyFileFormat.requireSafeDirectory(of: file)
+            if let data = try file.read(checking: { try KeyFileFormat.requirePrivate($0, file) }) {
+                return data
+            }
+            let data = KeyFileFormat.bytes(of: .random())
+            try file.store(data)
+            return data
+        }
         return try KeyFileFormat.key(from: data, file: file)
     }
 }
@@ -111,6 +124,30 @@ extension EncryptionKey {
 extension EncryptionKey {
     /// The fewest PBKDF2 iterations accepted, as OWASP's guidance for PBKDF2-HMAC-SHA256 allows.
     public static let minimumIterations = 210_000
+
+    /// The most PBKDF2 iterations accepted: about 50 times the default, a few seconds of one
+    /// core. A salt file that asks for more was changed or damaged, and is refused before any
+    /// work rather than spending minutes of uncancellable CPU.
+    public static let maximumIterations = 10_000_000
+
+    /// ``minimumIterations`` through ``maximumIterations``.
+    static var iterationRange: ClosedRange<Int> { minimumIterations...maximumIterations }
+
+    /// Refuses an iteration count outside ``iterationRange``, whatever the `Int`.
+    static func requireIterations(_ iterations: Int) throws {
+        guard iterations >= minimumIterations else {
+            throw ValueStoreError(
+                .invalidConfiguration,
+                reason: "PBKDF2 needs \(minimumIterations) iterations or more, not \(iterations)"
+            )
+        }
+        guard iterations <= maximumIterations else {
+            throw ValueStoreError(
+                .invalidConfiguration,
+                reason: "PBKDF2 accepts \(maximumIterations) iterations at most, not \(iterations)"
+            )
+        }
+    }
 
     /// Derives a key from a passphrase with PBKDF2-HMAC-SHA256.
     ///
@@ -125,22 +162,18 @@ extension EncryptionKey {
     /// - Parameters:
     ///   - passphrase: What the user typed.
     ///   - salt: Random bytes stored with the data, at least 16.
-    ///   - iterations: The PBKDF2 work factor; 600,000 by default, ``minimumIterations`` at least.
+    ///   - iterations: The PBKDF2 work factor; 600,000 by default, from ``minimumIterations`` to
+    ///     ``maximumIterations``.
     /// - Returns: The derived key.
-    /// - Throws: ``ValueStoreError/Code/invalidConfiguration`` for a short salt or too few
-    ///   iterations.
+    /// - Throws: ``ValueStoreError/Code/invalidConfiguration`` for a short salt or an iteration
+    ///   count outside the range (any `Int`, negative or huge, is refused, never a crash).
     public static func derived(fromPassphrase passphrase: String, salt: Data, iterations: Int = 600_000) throws -> Self
     {
         guard salt.count >= 16 else {
             throw ValueStoreError(
                 .invalidConfiguration, reason: "a passphrase salt needs 16 bytes or more, not \(salt.count)")
         }
-        guard iterations >= minimumIterations else {
-            throw ValueStoreError(
-                .invalidConfiguration,
-                reason: "PBKDF2 needs \(minimumIterations) iterations or more, not \(iterations)"
-            )
-        }
+        try requireIterations(iterations)
         return Self(try SecretKey.derive(passphrase: passphrase, salt: salt, iterations: iterations))
     }
 
@@ -155,17 +188,28 @@ extension EncryptionKey {
     /// ```
     ///
     /// The salt file is not secret, and it is needed to derive the key again: keep it with the
-    /// encrypted files and back it up with them. A wrong passphrase gives a different key, so
-    /// loads then fail with ``ValueStoreError/Code/wrongKey``.
+    /// encrypted files and back it up with them. It holds a key-check value, so a wrong
+    /// passphrase throws ``ValueStoreError/Code/wrongKey`` here, before any data is read, and an
+    /// edited salt, iteration count or check value is refused rather than used. See
+    /// Documentation/EncryptedFiles.md for the format and what it can and cannot tell apart.
+    ///
+    /// > Important: `iterations` is checked before anything is created, so a rejected count
+    /// > leaves no salt file behind. A salt file written by an earlier release (format version 1,
+    /// > without a check value) is still read, and never rewritten.
     ///
     /// - Parameters:
     ///   - passphrase: What the user typed.
     ///   - saltFile: Where the salt lives; created `0600` with a random 16-byte salt if missing.
-    ///   - iterations: The work factor written into a new salt file; an existing file's own count
-    ///     is used, so changing this later does not change the key.
+    ///   - iterations: The work factor written into a new salt file, from ``minimumIterations``
+    ///     to ``maximumIterations``; an existing file's own count is used, so changing this
+    ///     later does not change the key.
     /// - Returns: The derived key.
-    /// - Throws: ``ValueStoreError/Code/corrupted`` when the salt file is damaged, or an I/O
-    ///   error. A bad salt file is never replaced.
+    /// - Throws: ``ValueStoreError/Code/invalidConfiguration`` for `iterations` outside the
+    ///   range; ``ValueStoreError/Code/wrongKey`` when the passphrase does not match the salt
+    ///   file's check value; ``ValueStoreError/Code/corrupted`` when the salt file is damaged or
+    ///   edited (its checksum fails, or its count is outside the range);
+    ///   ``ValueStoreError/Code/unsupportedFormat`` for an unknown version; or an I/O error. A
+    ///   bad salt file is never replaced.
     public static func derived(
         fromPassphrase passphrase: String,
         saltFile: URL,
@@ -184,10 +228,38 @@ extension EncryptionKey {
         saltFile file: DurableFile,
         iterations: Int
     ) async throws -> Self {
-        let data = try await file.readOrCreate {
-            SaltFileFormat.bytes(salt: SecretKey.random().bytes.prefix(16), iterations: iterations)
+        try requireIterations(iterations)
+        if let data = try file.read() {
+            return try derived(fromPassphrase: passphrase, saltFileContents: data, file: file)
         }
-        let (salt, storedIterations) = try SaltFileFormat.parameters(from: data, file: file)
-        return try derived(fromPassphrase: passphrase, salt: salt, iterations: storedIterations)
+        // PBKDF2 runs before the lock is taken: the file's check value needs the key. If another
+        // process created the file meanwhile, its salt wins and the key is derived again.
+        let salt = SecretKey.random().bytes.prefix(16)
+        let key = try derived(fromPassphrase: passphrase, salt: Data(salt), iterations: iterations)
+        let created = SaltFileFormat.bytes(salt: salt, iterations: iterations, key: key)
+        let data = try await file.readOrCreate { created }
+        if data == created {
+            return key
+        }
+        return try derived(fromPassphrase: passphrase, saltFileContents: data, file: file)
+    }
+
+    /// The key a salt file's parameters derive from `passphrase`, checked against the file's
+    /// check value when it has one.
+    private static func derived(fromPassphrase passphrase: String, saltFileContents data: Data, file: DurableFile)
+        throws -> Self
+    {
+        let parameters = try SaltFileFormat.parameters(from: data, file: file)
+        let key = Self(
+            try SecretKey.derive(passphrase: passphrase, salt: parameters.salt, iterations: parameters.iterations))
+        if let check = parameters.check, !key.secret.isCheckValue(check.value, for: check.message) {
+            throw ValueStoreError(
+                .wrongKey,
+                store: file.label,
+                reason: "the passphrase does not match the salt file's key-check value: the passphrase is wrong "
+                    + "(or the whole file was rewritten by someone who recomputed its checksum)"
+            )
+        }
+        return key
     }
 }

@@ -22,6 +22,10 @@ extension ValueStore where Environment == EncryptionKeyring, Value: Codable & Se
     /// > ``ValueStoreError/Code/itemMismatch``, ``ValueStoreError/Code/unsupportedFormat``),
     /// > never ``ValueStoreError/Code/notFound``, and the file is left as it was.
     ///
+    /// Errors never quote the decrypted data: a value of the wrong shape throws
+    /// ``ValueStoreError/Code/decodingFailed`` with the coding path and the types involved, and
+    /// its ``ValueStoreError/underlyingError`` is a redacted stand-in for the decoder's error.
+    ///
     /// - Parameters:
     ///   - url: The file's location.
     ///   - identity: What the file is bound to; by default its name, so moving the whole directory
@@ -35,7 +39,7 @@ extension ValueStore where Environment == EncryptionKeyring, Value: Codable & Se
     ) -> Self {
         ValueStore<EncryptionKeyring, Data>
             .encryptedFile(url, identity: identity, durability: durability, fileSystem: .live)
-            .coded(.json)
+            .coded(.redactedJSON)
     }
 }
 
@@ -198,8 +202,8 @@ extension EncryptionKeyring {
     ///   - identity: The identity the file was written with; by default its name.
     ///   - durability: `.durable` (the default) or `.relaxed`.
     /// - Returns: `true` if the file was rewritten, `false` if the current key had written it.
-    /// - Throws: ``ValueStoreError/notFound`` when there is no file, or the error opening it
-    ///   gives; the file is then left as it was.
+    /// - Throws: ``ValueStoreError/notFound`` when there is no file (nothing is created, not even
+    ///   a lock file), or the error opening it gives; the file is then left as it was.
     @discardableResult
     public func reencryptFile(
         at url: URL,

@@ -159,12 +159,13 @@ struct DurableFile: Sendable {
 // MARK: - Reading
 
 extension DurableFile {
-    /// The file's bytes, or `nil` when there is no file.
+    /// The file's bytes, or `nil` when there is no file. `check` inspects the open descriptor
+    /// before anything is read (the key file's owner and mode) and may refuse it by throwing.
     ///
     /// Opens without blocking and without becoming a controlling terminal, and refuses anything
     /// but a regular file, so a FIFO or a device at the path fails at once instead of hanging or
     /// reading forever. A file larger than ``maximumSize`` is refused too.
-    func read() throws -> Data? {
+    func read(checking check: ((_ descriptor: Int32) throws -> Void)? = nil) throws -> Data? {
         try checkPath()
         let descriptor: Int32
         do {
@@ -191,6 +192,7 @@ extension DurableFile {
                 .io, store: label,
                 reason: "the file holds \(status.size) bytes, more than the \(Self.maximumSize) a store reads")
         }
+        try check?(descriptor)
         do {
             // One byte more than the size, uninitialized: filling it means the file grew since
             // `fstat` (another tool appending), and only then does the buffer grow, up to the
@@ -402,7 +404,8 @@ extension DurableFile {
         }
     }
 
-    private func exists() throws -> Bool {
+    /// Whether there is a file at the path (any error but its absence is thrown).
+    func exists() throws -> Bool {
         do {
             _ = try fileSystem.permissions(path)
             return true

@@ -32,6 +32,12 @@ import ValueStore
         #expect(error?.reason?.contains(reason) == true, "\(String(describing: error?.reason))")
     }
 
+    @Test func validJSONOfTheWrongTypeIsDecodingFailedNotCorrupted() throws {
+        let error = #expect(throws: ValueStoreError.self) { try Codec<Theme, Data>.json.from(Data("\"sepia\"".utf8)) }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.reason?.contains("not valid JSON") == false, "\(String(describing: error?.reason))")
+    }
+
     @Test func propertyListRoundTripsInBothFormats() throws {
         for codec in [Codec<Settings, Data>.propertyList, .propertyList(format: .xml)] {
             #expect(try codec.from(codec.to(.custom)) == .custom)

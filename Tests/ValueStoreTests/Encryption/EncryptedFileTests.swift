@@ -256,4 +256,85 @@ import ValueStoreTesting
             await #expect(throws: ValueStoreError(.wrongKey)) { try await store.load(.random()) }
         }
     }
+
+    // MARK: - Decrypted content never reaches an error
+
+    enum Role: String, Codable, Sendable { case admin, reader }
+    struct Account: Codable, Sendable {
+        var name: String
+        var role: Role
+    }
+    /// Decodes a string and refuses it with an error of its own that quotes it.
+    struct Checked: Codable, Sendable {
+        struct Refused: Error { var value: String }
+        init(from decoder: any Decoder) throws { throw Refused(value: try String(from: decoder)) }
+    }
+    /// Refuses to encode, handing the encoder's error the secret it holds.
+    struct Unencodable: Codable, Sendable {
+        var secret: String
+        func encode(to encoder: any Encoder) throws {
+            throw EncodingError.invalidValue(
+                secret, .init(codingPath: encoder.codingPath, debugDescription: "refusing \(secret)"))
+        }
+    }
+
+    static let secret = "sk_live_51HcJ9x2eZvKYlo2C0123456789"
+
+    /// Every way an error can be printed or inspected.
+    static func everyRendering(of error: ValueStoreError) -> [String] {
+        [
+            error.description, error.debugDescription, String(describing: error), String(reflecting: error),
+            error.localizedDescription, String(describing: error.underlyingError),
+            String(reflecting: error.underlyingError), error.reason ?? "",
+        ]
+    }
+
+    @Test func decodingErrorsNeverCarryDecryptedContent() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "account.enc")
+            let strings = ValueStore<Void, [String: String]>.encryptedFile(url, key: key)
+            try await strings.save(["name": "alice", "role": Self.secret])
+            let nested = await #expect(throws: ValueStoreError.self) {
+                try await ValueStore<Void, Account>.encryptedFile(url, key: key).load()
+            }
+            #expect(nested?.code == .decodingFailed)
+            #expect(nested?.description.contains("role") == true, "the coding path is kept")
+            #expect(nested?.store?.contains("account.enc") == true)
+            let updated = await #expect(throws: ValueStoreError.self) {
+                try await ValueStore<Void, Account>.encryptedFile(url, key: key).update { $0.name = "bob" }
+            }
+            #expect(updated?.code == .decodingFailed)
+
+            try await ValueStore<Void, String>.encryptedFile(url, key: key).save(Self.secret)
+            let topLevel = await #expect(throws: ValueStoreError.self) {
+                try await ValueStore<Void, Role>.encryptedFile(url, key: key).load()
+            }
+            #expect(topLevel?.code == .decodingFailed, "valid JSON of the wrong type is not corrupt")
+            let custom = await #expect(throws: ValueStoreError.self) {
+                try await ValueStore<Void, Checked>.encryptedFile(url, key: key).load()
+            }
+            #expect(custom?.code == .decodingFailed)
+
+            for error in [nested, updated, topLevel, custom].compactMap(\.self) {
+                for rendering in Self.everyRendering(of: error) {
+                    #expect(!rendering.contains("sk_live"), "decrypted content in: \(rendering)")
+                }
+            }
+        }
+    }
+
+    @Test func encodingErrorsNeverCarryTheValue() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "secret.enc")
+            let error = await #expect(throws: ValueStoreError.self) {
+                try await ValueStore<Void, Unencodable>.encryptedFile(url, key: key).save(
+                    Unencodable(secret: Self.secret))
+            }
+            #expect(error?.code == .encodingFailed)
+            for rendering in error.map(Self.everyRendering) ?? [] {
+                #expect(!rendering.contains("sk_live"), "the value in: \(rendering)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: url.path(percentEncoded: false)))
+        }
+    }
 }

@@ -53,6 +53,17 @@ import ValueStore
             }
         }
     }
+
+    @Test func reencryptingAMissingFileCreatesNothing() async throws {
+        try await TemporaryDirectory.with { directory in
+            let keyring = EncryptionKeyring(current: .random(), previous: [.random()])
+            await #expect(throws: ValueStoreError.notFound) {
+                try await keyring.reencryptFile(at: directory.appending(path: "missing.enc"))
+            }
+            let contents = try directory.contents()
+            #expect(contents.isEmpty, "a failed rotation leaves nothing behind")
+        }
+    }
 }
 
 /// Reads the key id from an encrypted file's header (bytes 8 to 16).
