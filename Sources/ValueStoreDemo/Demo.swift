@@ -19,6 +19,7 @@ struct Demo {
         try await updateConcurrently()
         try await reportDamage()
         try await keepASecret()
+        try await keepManySettings()
         try await useMocks()
     }
 
@@ -141,11 +142,11 @@ struct Demo {
         )
     }
 
-    private func step(_ title: String) {
+    func step(_ title: String) {
         print("\n== \(title)")
     }
 
-    private func say(_ line: String) {
+    func say(_ line: String) {
         print("   \(line)")
     }
 }
