@@ -144,4 +144,39 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try await counter.update { $0 += 1 })
         }
     }
+
+    // A warm key of a settings file: every load after the first is served from memory.
+    let settings = SettingsFile(directory.appending(path: "settings.plist"))
+    let theme = settings.store("theme", as: String.self)
+    Benchmark("SettingsFile: warm key load") { benchmark in
+        try await theme.save("dark")
+        _ = try await theme.load()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await theme.load())
+        }
+    }
+
+    // The strict UserDefaults store against the raw read it wraps, on a suite of its own.
+    let suite = "ValueStoreBenchmarks-\(UUID().uuidString)"
+    let launches = ValueStore<Void, Int>.userDefaults("launchCount", suiteName: suite)
+    Benchmark("userDefaults: load") { benchmark in
+        try await launches.save(3)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await launches.load())
+        }
+        benchmark.stopMeasurement()
+        UserDefaults(suiteName: suite)?.removePersistentDomain(forName: suite)
+    }
+    Benchmark("Floor: UserDefaults.object(forKey:) + cast") { benchmark in
+        guard let defaults = UserDefaults(suiteName: suite) else { return }
+        defaults.set(3, forKey: "launchCount")
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(defaults.object(forKey: "launchCount") as? Int)
+        }
+        benchmark.stopMeasurement()
+        defaults.removePersistentDomain(forName: suite)
+    }
 }

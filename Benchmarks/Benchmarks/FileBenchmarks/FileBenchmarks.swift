@@ -38,6 +38,7 @@ let benchmarks: @Sendable () -> Void = {
         registerRows(format, value: Library.sample, size: "600 KB", saves: .largeValue, loads: .largeValue)
     }
     registerComparisons()
+    registerSettingsRows()
     registerEncryptedRows(Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
     registerEncryptedRows(Library.megabyte, size: "1 MB", saves: .largeValue, loads: .largeValue)
 }
