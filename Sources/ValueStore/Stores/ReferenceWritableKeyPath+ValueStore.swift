@@ -3,13 +3,13 @@ extension _AppendKeyPath where Self: Sendable {
     /// means absent.
     ///
     /// ```swift
-    /// final class Session {
+    /// final class Account {
     ///     var token: String?
     /// }
     ///
-    /// let token = (\Session.token).valueStore()
-    /// try await token.save("abc", session)   // session.token == "abc"
-    /// try await token.remove(session)        // session.token == nil
+    /// let token = (\Account.token).valueStore()
+    /// _ = try await token.save("abc", account)   // account.token == "abc"
+    /// try await token.remove(account)            // account.token == nil
     /// ```
     ///
     /// Loading a `nil` property throws ``ValueStoreError/notFound``; saving sets the property
