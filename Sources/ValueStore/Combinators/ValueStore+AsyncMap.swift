@@ -9,7 +9,7 @@ extension ValueStore {
     /// )
     /// ```
     ///
-    /// Loads, saves and removes behave as with the synchronous ``map(load:save:)``: the
+    /// Loads, saves and removes behave as with the synchronous ``map(load:save:)-((Value)->NewValue,_)``: the
     /// conversions should round-trip, their errors propagate unchanged (a failing `save` writes
     /// nothing), and `save` returns the value it was given when the base store returns what it
     /// was given. The conversions run on the caller's executor; mark one `@concurrent` to move

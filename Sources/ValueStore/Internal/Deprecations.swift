@@ -42,7 +42,7 @@ extension ValueStore {
     /// - Parameters:
     ///   - transformInput: Converts a new value to the stored type.
     ///   - transformOutput: Converts a stored value to the new type.
-    /// - Returns: The store ``map(load:save:)`` returns.
+    /// - Returns: The store ``map(load:save:)-((Value)->NewValue,_)`` returns.
     @available(
         *, deprecated,
         message: "use map(load:save:), which names its conversions: map(load: transformOutput, save: transformInput)"
@@ -59,7 +59,7 @@ extension ValueStore {
     /// - Parameters:
     ///   - preprocess: Converts a new value to the stored type.
     ///   - postprocess: Converts a stored value to the new type.
-    /// - Returns: The store the asynchronous ``map(load:save:)-(_,(Value)->NewValue,_)`` returns.
+    /// - Returns: The store the asynchronous ``map(load:save:)-(,_)`` returns.
     @available(
         *, deprecated,
         message: "use map(load:save:) with async conversions: map(load: postprocess, save: preprocess)"

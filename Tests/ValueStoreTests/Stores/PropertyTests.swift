@@ -12,7 +12,7 @@ final class Account {
     var name: String?
 }
 
-@Suite struct KeyPathStoreTests {
+@Suite struct PropertyTests {
     @Test func nilIsAbsentSavingSetsAndRemovingClears() async throws {
         let account = Account()
         let token = (\Account.token).valueStore()
@@ -26,8 +26,18 @@ final class Account {
         #expect(error?.store == "property \\Account.token")
     }
 
+    @Test func theKeyPathMethodAndTheConstructorAreTheSameStore() async throws {
+        let account = Account()
+        let token = ValueStore<Account, String>.property(\.token)
+        _ = try await token.save("abc", account)   // account.token == "abc"
+        #expect(try await (\Account.token).valueStore().load(account) == "abc")
+        try await token.remove(account)            // account.token == nil
+        #expect(account.token == nil)
+        #expect(token.label == (\Account.token).valueStore().label)
+    }
+
     @Test func oneStoreServesEveryObject() async throws {
-        let token = (\Account.token).valueStore()
+        let token = ValueStore<Account, String>.property(\.token)
         let first = Account()
         let second = Account()
         _ = try await token.save("1", first)
