@@ -53,3 +53,21 @@ import ValueStore
         #expect(error?.reason == "not a number")
     }
 }
+
+@Suite struct ReversedCodecTests {
+    @Test func swapsTheConversions() async throws {
+        let keychainItem = ValueStore<Void, String>.inMemory()
+        // A store of strings (a keychain item, say) that should hold JSON documents:
+        let settings = keychainItem
+            .coded(Codec<String, Data>.utf8.reversed())
+            .coded(Codec<Settings, Data>.json)
+        try await settings.save(.custom)
+        #expect(try await keychainItem.load().contains("\"theme\":\"dark\""))
+        #expect(try await settings.load() == .custom)
+
+        let invalid = #expect(throws: ValueStoreError.self) {
+            try Codec<String, Data>.utf8.reversed().to(Data([0xFF, 0xFE]))
+        }
+        #expect(invalid?.code == .corrupted)
+    }
+}
