@@ -35,7 +35,26 @@ extension Persistence {
     }
 }
 
+// The same stores after applying the fix-its and following the messages.
+extension Persistence {
+    static var migrated: Self {
+        .init(
+            theme: ValueStore<Void, String>.constant("dark").coded(.rawRepresentable),
+            settings: ValueStore<Void, Data>.failing(ValueStoreError.notFound).coded(.json),
+            fontSize: .inMemory(14)
+        )
+    }
+}
+
 @Suite struct MigrationExampleTests {
+    @Test func theMigratedStoresBehaveAlike() async throws {
+        for persistence in [Persistence.mock, .migrated] {
+            #expect(try await persistence.theme.load() == .dark)
+            await #expect(throws: ValueStoreError.notFound) { try await persistence.settings.load() }
+            #expect(try await persistence.fontSize.update { $0 += 1 } == 15)
+        }
+    }
+
     @Test func theOriginalNamesStillBuild() async throws {
         let persistence = Persistence.mock
         #expect(try await persistence.theme.load() == .dark)
