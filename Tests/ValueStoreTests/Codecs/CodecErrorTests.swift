@@ -58,7 +58,8 @@ import ValueStore
     @Test func swapsTheConversions() async throws {
         let keychainItem = ValueStore<Void, String>.inMemory()
         // A store of strings (a keychain item, say) that should hold JSON documents:
-        let settings = keychainItem
+        let settings =
+            keychainItem
             .coded(Codec<String, Data>.utf8.reversed())
             .coded(Codec<Settings, Data>.json)
         try await settings.save(.custom)

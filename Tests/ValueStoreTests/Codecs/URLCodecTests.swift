@@ -44,7 +44,7 @@ import ValueStore
 
     @Test func aStoreOfURLs() async throws {
         let lastExport = ValueStore<Void, String>.inMemory().coded(Codec<URL, String>.url)
-        try await lastExport.save(URL(filePath: "/tmp/export.csv"))   // stores "/tmp/export.csv"
+        try await lastExport.save(URL(filePath: "/tmp/export.csv"))  // stores "/tmp/export.csv"
         #expect(try await lastExport.load() == URL(filePath: "/tmp/export.csv"))
 
         let corrupt = ValueStore<Void, String>.inMemory("nonsense").coded(Codec<URL, String>.url)

@@ -119,7 +119,8 @@ extension PersistenceEnvironment {
     /// The README's keychain store: strings in the keychain, JSON documents as UTF-8.
     @Test func theReadmesKeychainCoding() async throws {
         let keychainItem = ValueStore<Void, String>.inMemory()
-        let settings = keychainItem
+        let settings =
+            keychainItem
             .coded(Codec<String, Data>.utf8.reversed())
             .coded(Codec<Settings, Data>.json)
         try await settings.save(.custom)

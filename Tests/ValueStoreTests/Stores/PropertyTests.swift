@@ -16,10 +16,10 @@ final class Account {
     @Test func nilIsAbsentSavingSetsAndRemovingClears() async throws {
         let account = Account()
         let token = (\Account.token).valueStore()
-        _ = try await token.save("abc", account)   // account.token == "abc"
+        _ = try await token.save("abc", account)  // account.token == "abc"
         #expect(account.token == "abc")
         #expect(try await token.load(account) == "abc")
-        try await token.remove(account)            // account.token == nil
+        try await token.remove(account)  // account.token == nil
         #expect(account.token == nil)
         let error = await #expect(throws: ValueStoreError.self) { try await token.load(account) }
         #expect(error?.code == .notFound)
@@ -29,9 +29,9 @@ final class Account {
     @Test func theKeyPathMethodAndTheConstructorAreTheSameStore() async throws {
         let account = Account()
         let token = ValueStore<Account, String>.property(\.token)
-        _ = try await token.save("abc", account)   // account.token == "abc"
+        _ = try await token.save("abc", account)  // account.token == "abc"
         #expect(try await (\Account.token).valueStore().load(account) == "abc")
-        try await token.remove(account)            // account.token == nil
+        try await token.remove(account)  // account.token == nil
         #expect(account.token == nil)
         #expect(token.label == (\Account.token).valueStore().label)
     }
