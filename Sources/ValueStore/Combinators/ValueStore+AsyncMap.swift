@@ -1,6 +1,6 @@
 extension ValueStore {
     /// The same store over another value type, converting with asynchronous functions: a
-    /// decrypting service, a network lookup, a conversion run off the caller's executor.
+    /// decrypting service, a network lookup, or work moved off the caller's executor.
     ///
     /// ```swift
     /// let secret = sealedStore.map(
@@ -9,11 +9,11 @@ extension ValueStore {
     /// )
     /// ```
     ///
-    /// Loads, saves and removes behave as with the synchronous ``map(load:save:)-((Value)->NewValue,_)``: the
-    /// conversions should round-trip, their errors propagate unchanged (a failing `save` writes
-    /// nothing), and `save` returns the value it was given when the base store returns what it
-    /// was given. The conversions run on the caller's executor; mark one `@concurrent` to move
-    /// blocking work off it.
+    /// Loads, saves and removes behave as with the synchronous
+    /// ``map(load:save:)-((Value)->NewValue,_)``: the conversions should round-trip, their errors
+    /// propagate unchanged (a failing `save` writes nothing), and `save` returns the value it was
+    /// given when the base store returns what it was given. The conversions run on the caller's
+    /// executor; call a `@concurrent` function from one to move blocking work off it.
     ///
     /// ## Updates
     ///
