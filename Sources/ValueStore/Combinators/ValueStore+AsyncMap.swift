@@ -38,6 +38,7 @@ extension ValueStore {
     ///   - save: Converts a new value to the stored type. Its errors propagate unchanged, and
     ///     nothing is saved.
     /// - Returns: A store of the new type, whose `update` is atomic when `Value` is `Equatable`.
+    @inlinable
     public func map<NewValue>(
         load: nonisolated(nonsending) @escaping @Sendable (_ stored: Value) async throws -> NewValue,
         save: nonisolated(nonsending) @escaping @Sendable (_ value: NewValue) async throws -> Value
@@ -59,6 +60,7 @@ extension ValueStore {
 
     /// An update through asynchronous conversions: convert outside the base store's update,
     /// then write inside it only if the stored value is still the one converted.
+    @inlinable
     func updateComparing<NewValue>(
         _ environment: Environment,
         load: nonisolated(nonsending) @Sendable (_ stored: Value) async throws -> NewValue,
@@ -109,6 +111,7 @@ extension ValueStore {
 }
 
 /// Whether two optional stored values are both absent, or both present and equal.
+@inlinable
 func isSame<Value>(_ current: Value?, _ loaded: Value?) -> Bool {
     switch (current, loaded) {
     case (nil, nil): true
@@ -119,4 +122,8 @@ func isSame<Value>(_ current: Value?, _ loaded: Value?) -> Bool {
 
 /// Thrown inside the base store's update when the value changed after it was loaded, so that
 /// the update writes nothing and starts again.
-struct StoredValueChanged: Error {}
+@usableFromInline
+struct StoredValueChanged: Error {
+    @inlinable
+    init() {}
+}
