@@ -18,6 +18,10 @@ var strictness: [SwiftSetting] = [
     .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
 ]
 
+/// The same features for the migration example, which calls the deprecated names of the
+/// original library on purpose: its deprecation warnings must never fail the build.
+let strictnessAllowingDeprecations = strictness
+
 // `.ci/run` sets this so warnings fail the build of our own targets only, never of swift-crypto
 // and never of a package that depends on ValueStore (which never sets it).
 if ProcessInfo.processInfo.environment["VALUESTORE_WARNINGS_AS_ERRORS"] == "1" {
@@ -58,6 +62,13 @@ let package = Package(
             name: "ValueStoreTests",
             dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestHelper"],
             swiftSettings: strictness
+        ),
+        // Code written against swift-valuestore 0.1's names, which builds with deprecation
+        // warnings only; see Documentation/MigratingFromValueStore0.md.
+        .testTarget(
+            name: "ValueStoreMigrationTests",
+            dependencies: ["ValueStore"],
+            swiftSettings: strictnessAllowingDeprecations
         ),
     ],
     swiftLanguageModes: [.v6]

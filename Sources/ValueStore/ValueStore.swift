@@ -93,9 +93,10 @@ public struct ValueStore<Environment, Value>: Sendable {
     ///
     /// The library's backends make it atomic: the in-memory store holds its lock, and file stores
     /// hold a per-path lock and an advisory file lock shared with other processes. Combinators
-    /// that pass values through (``map(load:save:)``, ``coded(_:)``, ``default(_:)``,
-    /// ``optional()``, ``mapError(_:)``, `pullback(_:)`, ``provide(_:)``,
-    /// ``replacing(_:)``, ``cached()``) lift it, so it stays atomic through them.
+    /// that pass values through (``map(load:save:)-((Value)->NewValue,_)``, ``coded(_:)``,
+    /// ``default(_:)``, ``optional()``, ``mapError(_:)``, `pullback(_:)`, ``provide(_:)``,
+    /// ``replacing(_:)``, ``cached()``) lift it, so it stays atomic through them. The
+    /// asynchronous ``map(load:save:)-(,_)`` keeps it atomic when the stored type is `Equatable`.
     public var update: Update
 
     /// Creates a store from its operations.

@@ -23,6 +23,13 @@ final class LockedVariable: Sendable {
     }
 }
 
+/// An asynchronous conversion that never suspends, so that the async map rows time the
+/// combinator rather than the conversion.
+@inline(never)
+func adding(_ amount: Int, to value: Int) async -> Int {
+    value + amount
+}
+
 /// Loads `store` from the main actor, where apps call.
 @MainActor
 func loadFromMainActor(_ store: ValueStore<Void, Int>, _ iterations: Range<Int>) async throws {
@@ -102,6 +109,16 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The asynchronous map, as a decrypting service would use it: one combinator whose
+    // conversions are async functions.
+    let asyncMapped = ValueStore<Void, Int>.inMemory(1)
+        .map(load: { await adding(1, to: $0) }, save: { await adding(-1, to: $0) })
+    Benchmark("async map: load") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await asyncMapped.load())
+        }
+    }
+
     let cached = ValueStore<Void, Int>.inMemory(1).cached()
     Benchmark("cached(): hit") { benchmark in
         _ = try await cached.load()
@@ -178,5 +195,12 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         defaults.removePersistentDomain(forName: suite)
+    }
+    // Its update converts outside the base's update, then writes only if the stored value is
+    // unchanged: a load, two conversions and a comparison more than the in-memory update.
+    Benchmark("async map: update") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await asyncMapped.update { $0 += 1 })
+        }
     }
 }

@@ -11,7 +11,9 @@ import ValueStore
 let writers = 200
 
 func registerSettingsRows() {
-    benchmarkInFreshDirectory("SettingsFile: 200 concurrent saves", configuration: .fileWork(iterations: 200, seconds: 6)) {
+    benchmarkInFreshDirectory(
+        "SettingsFile: 200 concurrent saves", configuration: .fileWork(iterations: 200, seconds: 6)
+    ) {
         directory in
         SettingsFile(directory.appending(path: "settings.plist"))
     } measure: { benchmark, settings in

@@ -28,8 +28,12 @@ extension ValueStore where Environment == Void, Value: PropertyListValue {
     ///   - suiteName: The suite, such as an app group; `nil` for `UserDefaults.standard`.
     /// - Returns: A store of the key's value.
     public static func userDefaults(_ key: String, suiteName: String? = nil) -> Self {
-        let defaults = UserDefaultsKey(key, suiteName: suiteName)
-        return Self(
+        userDefaults(UserDefaultsKey(key, suiteName: suiteName))
+    }
+
+    /// The store of one key, however it names its suite.
+    static func userDefaults(_ defaults: UserDefaultsKey) -> Self {
+        Self(
             label: defaults.label,
             load: { _ in try defaults.load(as: Value.self) },
             save: { value, _ in
@@ -65,6 +69,15 @@ struct UserDefaultsKey: Sendable {
         self.suiteName = suiteName
         label = "UserDefaults key '\(key)'" + (suiteName.map { " in suite '\($0)'" } ?? "")
         suite = Locked(suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard)
+    }
+
+    /// A key of a given UserDefaults instance, for the deprecated names that take one; its
+    /// registered defaults are told apart only on Apple platforms.
+    init(_ key: String, defaults: sending UserDefaults) {
+        self.key = key
+        suiteName = nil
+        label = "UserDefaults key '\(key)'"
+        suite = Locked(defaults)
     }
 
     /// Keys this process removed, whose registered defaults must not read as stored values on
