@@ -1,10 +1,11 @@
-import Foundation
+public import Foundation
 
 /// One property-list value, as a Sendable tree: what a settings file holds under each key.
 ///
 /// The file is parsed into nodes once and written back from them, so a key this version of the
 /// app does not know keeps its exact type (an integer stays an integer, a Boolean a Boolean)
 /// across every save.
+@usableFromInline
 enum PropertyListNode: Sendable, Equatable {
     case string(String)
     case integer(Int64)
@@ -116,6 +117,10 @@ extension PropertyListNode {
     /// The node for any `Encodable` value, scalars included, which a property list cannot hold at
     /// the top level: the value is encoded inside a one-key dictionary and taken out again.
     init(encoding value: some Encodable) throws {
+        if let node = Self(scalar: value) {
+            self = node
+            return
+        }
         let data: Data
         do {
             data = try PropertyListEncoder().encode(Wrapped(value: value))
@@ -130,6 +135,9 @@ extension PropertyListNode {
 
     /// Decodes the node as `Value`; a node of another shape is `decodingFailed`.
     func decode<Value: Decodable>(as type: Value.Type) throws -> Value {
+        if let value = scalar(as: Value.self) {
+            return value
+        }
         do {
             let data = try PropertyListSerialization.data(
                 fromPropertyList: [wrapperKey: object], format: .binary, options: 0)
@@ -138,6 +146,34 @@ extension PropertyListNode {
             throw ValueStoreError(decoding: error, as: "property list").demotingCorruptionToDecoding()
         } catch {
             throw ValueStoreError(.decodingFailed, reason: "the value is not \(Value.self)", underlyingError: error)
+        }
+    }
+
+    /// The node for the scalars settings hold most, without a round trip through an encoder;
+    /// `nil` for any other type. Exact types only: a `Bool` is never taken for an integer.
+    private init?<Value: Encodable>(scalar value: Value) {
+        if Value.self == Bool.self, let value = value as? Bool {
+            self = .boolean(value)
+        } else if Value.self == Int.self, let value = value as? Int {
+            self = .integer(Int64(value))
+        } else if Value.self == Double.self, let value = value as? Double {
+            self = .real(value)
+        } else if Value.self == String.self, let value = value as? String {
+            self = .string(value)
+        } else {
+            return nil
+        }
+    }
+
+    /// The node as a scalar of exactly `Value`'s type when it holds one; `nil` for any other
+    /// type, or a node of another kind, which the decoder then judges.
+    private func scalar<Value>(as type: Value.Type) -> Value? {
+        switch self {
+        case .boolean(let value) where type == Bool.self: value as? Value
+        case .integer(let value) where type == Int.self: Int(exactly: value) as? Value
+        case .real(let value) where type == Double.self: value as? Value
+        case .string(let value) where type == String.self: value as? Value
+        default: nil
         }
     }
 

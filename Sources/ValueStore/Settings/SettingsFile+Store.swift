@@ -1,5 +1,3 @@
-import Synchronization
-
 extension SettingsFile {
     /// The store of one key, holding any `Codable` value.
     ///
@@ -25,6 +23,7 @@ extension SettingsFile {
     ///   - key: The key in the file.
     ///   - type: The value's type; any `Codable` value, stored as its property-list form.
     /// - Returns: A store of that key.
+    @inlinable
     public func store<Value: Codable & Sendable>(_ key: String, as type: Value.Type = Value.self) -> ValueStore<
         Void, Value
     > {
@@ -33,8 +32,7 @@ extension SettingsFile {
         return ValueStore(
             label: label,
             load: { _ in
-                if let cached = cache.withLock({ $0 }), cached.generation == self.generation.load(ordering: .acquiring)
-                {
+                if let cached = cache.withLock({ $0 }), cached.generation == self.currentGeneration {
                     return cached.value
                 }
                 let (entries, generation) = try await self.entries()
@@ -63,6 +61,7 @@ extension SettingsFile {
         )
     }
 
+    @usableFromInline
     static func decode<Value: Decodable>(_ node: PropertyListNode, as type: Value.Type, label: String) throws -> Value {
         do {
             return try node.decode(as: Value.self)
@@ -71,6 +70,7 @@ extension SettingsFile {
         }
     }
 
+    @usableFromInline
     static func encode(_ value: some Encodable, label: String) throws -> PropertyListNode {
         do {
             return try PropertyListNode(encoding: value)

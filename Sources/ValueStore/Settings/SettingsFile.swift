@@ -39,6 +39,10 @@ public final class SettingsFile: Sendable {
     /// with one atomic load.
     let generation = Atomic<UInt64>(0)
 
+    /// The generation of the entries this process knows now.
+    @usableFromInline
+    var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
+
     private struct State {
         /// The file's entries as last read or committed; `nil` until read.
         var entries: [String: PropertyListNode]?
@@ -74,6 +78,7 @@ public final class SettingsFile: Sendable {
     var label: String { "settings \(file.label)" }
 
     /// How errors name one key.
+    @usableFromInline
     func label(of key: String) -> String { "key '\(key)' in \(label)" }
 }
 
@@ -81,6 +86,7 @@ public final class SettingsFile: Sendable {
 
 extension SettingsFile {
     /// The file's entries and the generation they belong to, from memory when read before.
+    @usableFromInline
     func entries() async throws -> (entries: [String: PropertyListNode], generation: UInt64) {
         if let known = state.withLock({ state in state.entries.map { ($0, generation.load(ordering: .acquiring)) } }) {
             return known
@@ -136,6 +142,7 @@ extension SettingsFile {
 extension SettingsFile {
     /// Applies `changes` (a `nil` node removes its key) in the next group commit and returns once
     /// that commit is durable.
+    @usableFromInline
     func write(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let leads = state.withLock { state in
@@ -192,6 +199,7 @@ extension SettingsFile {
     /// Runs `body` on the file's current entries under its locks, in this process and across
     /// processes, then writes the entries durably if `body` changed them. Nothing is written
     /// when the file is damaged or `body` throws.
+    @usableFromInline
     func transaction<Result>(
         _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
     ) async throws -> Result {

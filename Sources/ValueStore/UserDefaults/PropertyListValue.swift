@@ -39,6 +39,10 @@ extension Bool: PropertyListValue {
     /// Bool(propertyListObject: true as Any)   // true
     /// ```
     public init?(propertyListObject object: Any) {
+        if let value = exactly(object, Bool.self) {
+            self = value
+            return
+        }
         guard case .boolean(let value)? = PropertyListNode(object: object) else { return nil }
         self = value
     }
@@ -54,6 +58,10 @@ extension Int: PropertyListValue {
     /// Int(propertyListObject: 3 as Any)   // 3
     /// ```
     public init?(propertyListObject object: Any) {
+        if let value = exactly(object, Int.self) {
+            self = value
+            return
+        }
         switch PropertyListNode(object: object) {
         case .integer(let value)?: self.init(exactly: value)
         case .unsignedInteger(let value)?: self.init(exactly: value)
@@ -72,6 +80,10 @@ extension Double: PropertyListValue {
     /// Double(propertyListObject: 0.5 as Any)   // 0.5
     /// ```
     public init?(propertyListObject object: Any) {
+        if let value = exactly(object, Double.self) {
+            self = value
+            return
+        }
         guard case .real(let value)? = PropertyListNode(object: object) else { return nil }
         self = value
     }
@@ -102,6 +114,10 @@ extension String: PropertyListValue {
     /// String(propertyListObject: "dark" as Any)   // "dark"
     /// ```
     public init?(propertyListObject object: Any) {
+        if let value = exactly(object, String.self) {
+            self = value
+            return
+        }
         guard case .string(let value)? = PropertyListNode(object: object) else { return nil }
         self = value
     }
@@ -179,4 +195,11 @@ extension Dictionary: PropertyListValue where Key == String, Value: PropertyList
 
     /// The values' objects.
     public var propertyListObject: Any { mapValues(\.propertyListObject) }
+}
+
+/// Returns the value when `object` holds exactly `type`: a fast path that skips classifying
+/// Foundation's objects, and never bridges (a `Bool` is never read as an `Int`).
+private func exactly<Value>(_ object: Any, _ type: Value.Type) -> Value? {
+    guard Swift.type(of: object) == type else { return nil }
+    return object as? Value
 }

@@ -69,6 +69,7 @@ struct UserDefaultsKey: Sendable {
         self.suiteName = suiteName
         label = "UserDefaults key '\(key)'" + (suiteName.map { " in suite '\($0)'" } ?? "")
         suite = Locked(suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard)
+        identity = "\(suiteName ?? "")\u{0}\(key)"
     }
 
     /// A key of a given UserDefaults instance, for the deprecated names that take one; its
@@ -78,13 +79,15 @@ struct UserDefaultsKey: Sendable {
         suiteName = nil
         label = "UserDefaults key '\(key)'"
         suite = Locked(defaults)
+        identity = "\u{0}\(key)"
     }
 
     /// Keys this process removed, whose registered defaults must not read as stored values on
     /// platforms that do not expose the registration domain.
     static let removed = Locked<Set<String>>([])
 
-    private var identity: String { "\(suiteName ?? "")\u{0}\(key)" }
+    /// The suite and the key, as one string.
+    private let identity: String
 
     func load<Value: PropertyListValue>(as type: Value.Type) throws -> Value {
         guard let value = try loadIfPresent(as: type) else {
