@@ -70,6 +70,28 @@ import Testing
         }
     }
 
+    @Test @MainActor func settingsFilesNeverBlockTheMainThread() async throws {
+        #expect(isOnMainActorThread())
+        try await TemporaryDirectory.with { directory in
+            let calls = SystemCalls()
+            let settings = SettingsFile(
+                directory.appending(path: "settings.plist"), options: .default, fileSystem: calls.fileSystem)
+            let fontSize = settings.store("fontSize", as: Int.self).default(14)
+            #expect(try await fontSize.load() == 14)
+            try await fontSize.save(15)
+            #expect(try await fontSize.update { $0 += 1 } == 16)
+            try await settings.batch { batch in
+                try batch.set("dark", for: "theme")
+                batch.remove("fontSize")
+            }
+            let reopened = SettingsFile(
+                directory.appending(path: "settings.plist"), options: .default, fileSystem: calls.fileSystem)
+            #expect(try await reopened.store("theme", as: String.self).load() == "dark")
+            #expect(calls.count > 10)
+            #expect(calls.onMainThread == [])
+        }
+    }
+
     @Test @MainActor func theWitnessNoticesACallOnTheMainThread() throws {
         let calls = SystemCalls()
         _ = try? calls.fileSystem.open("/nonexistent/for-sure", O_RDONLY, 0)
