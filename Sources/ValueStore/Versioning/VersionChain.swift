@@ -13,6 +13,9 @@ struct VersionChain<Current: VersionedValue>: Sendable {
         let decodeValue: @Sendable (_ envelope: KeyedDecodingContainer<EnvelopeKey>) throws -> Current
         /// Decodes bare data (no envelope) as this version's type and migrates it.
         let decodeBare: @Sendable (_ decoder: any Decoder) throws -> Current
+        /// Decodes the value's own bytes, cut out of an envelope, as this version's type and
+        /// migrates it; `nil` when they do not decode, so that a full parse can say why.
+        let decodeValueBytes: @Sendable (_ value: Data, _ decoder: JSONDecoder) throws -> Current?
     }
 
     /// Every version, the current one first.
@@ -78,6 +81,15 @@ struct VersionChain<Current: VersionedValue>: Sendable {
                         value = try decoder.singleValueContainer().decode(Version.self)
                     } catch {
                         throw failure(decoding: error, version: version, type: name)
+                    }
+                    return try migrate(value)
+                },
+                decodeValueBytes: { bytes, decoder in
+                    let value: Version
+                    do {
+                        value = try decoder.decode(Version.self, from: bytes)
+                    } catch {
+                        return nil  // the caller parses the whole envelope, which reports the failure
                     }
                     return try migrate(value)
                 }

@@ -44,8 +44,17 @@ struct VersionEnvelope<Current: VersionedValue>: Sendable {
     }
 
     /// The current value, decoded from what any version of the chain stored and migrated.
+    ///
+    /// Data in exactly the written form is read without parsing the envelope: its version picks
+    /// the type, and the value's bytes are decoded as it. Anything else, and value bytes that
+    /// fail to decode, go through a full parse of the envelope.
     func decode(_ data: Data) throws -> Current {
         do {
+            if chain.problem == nil, let (version, value) = Self.written(data),
+                let current = try chain.step(for: version).decodeValueBytes(data[value], decoder)
+            {
+                return current
+            }
             try Data.requireContent(data, format: "JSON")
             return try decoder.decode(Decoded.self, from: data).value
         } catch {
@@ -71,6 +80,41 @@ struct VersionEnvelope<Current: VersionedValue>: Sendable {
                 reason:
                     "stored by schema \(version); this app reads up to \(Current.version), so it does not \(operation) it"
             )
+        }
+    }
+
+    /// The version and the range of the value's bytes in data that has exactly the form this
+    /// library writes: `{"version":`, an integer without leading zeros, `,"value":`, at least one
+    /// byte, and `}` as the last byte. `nil` for anything else.
+    static func written(_ data: Data) -> (version: Int, value: Range<Data.Index>)? {
+        let head = Array(#"{"version":"#.utf8)
+        let separator = Array(#","value":"#.utf8)
+        return data.withUnsafeBytes { bytes -> (Int, Range<Int>)? in
+            guard bytes.count > head.count + separator.count + 2, bytes.starts(with: head),
+                bytes[bytes.count - 1] == UInt8(ascii: "}")
+            else { return nil }
+            var index = head.count
+            let negative = bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            let digits = index
+            var magnitude = 0
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]),
+                index - digits < 18
+            {
+                magnitude = magnitude * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+                index += 1
+            }
+            let length = index - digits
+            guard length > 0, length == 1 || bytes[digits] != UInt8(ascii: "0"),
+                bytes[index...].starts(with: separator)
+            else { return nil }
+            let start = index + separator.count
+            let end = bytes.count - 1
+            guard start < end else { return nil }
+            return (negative ? -magnitude : magnitude, start..<end)
+        }
+        .map { version, range in
+            (version, (data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound))
         }
     }
 

@@ -139,6 +139,35 @@ enum Chain {
         #expect(try await base.versioned(Profile.self).load() == Profile(first: "Ada", last: "Lovelace"))
     }
 
+    @Test(arguments: [
+        #"{"version":3,"value":{"first":"Ada","last":"Lovelace"},"note":{"by":"hand"}}"#,
+        #"{"version":3,"value":{"first":"Ada","last":"Lovelace"}} "#,
+        #"{"version":03,"value":{"first":"Ada","last":"Lovelace"}}"#,
+        #"{"version":2,"value":{"first":"Ada","last":"Lovelace"}}"#,
+        #"{"version":1,"value":{"name":"Ada Lovelace"}}"#,
+    ])
+    func readsEveryFormOfTheEnvelopeAsAFullParseWould(json: String) async throws {
+        let store = ValueStore<Void, Data>.inMemory(Data(json.utf8)).versioned(Profile.self)
+        if json.contains("03") {
+            await #expect(throws: ValueStoreError(.corrupted)) { try await store.load() }
+        } else {
+            #expect(try await store.load() == Profile(first: "Ada", last: "Lovelace"))
+        }
+    }
+
+    @Test func findsTheWrittenFormWithoutParsing() throws {
+        typealias Envelope = VersionEnvelope<Profile>
+        let data = Data(#"xx{"version":-12,"value":[1]}"#.utf8).dropFirst(2)
+        let written = try #require(Envelope.written(data))
+        #expect(written.version == -12)
+        #expect(String(decoding: data[written.value], as: UTF8.self) == "[1]")
+        #expect(Envelope.written(Data(#"{"version":12,"value":}"#.utf8)) == nil)
+        #expect(Envelope.written(Data(#"{"version":012,"value":1}"#.utf8)) == nil)
+        #expect(Envelope.written(Data(#"{"version":1234567890123456789,"value":1}"#.utf8)) == nil)
+        #expect(Envelope.written(Data(#"{"version":"1","value":1}"#.utf8)) == nil)
+        #expect(Envelope.written(Data(#"{"version":1,"value":1} "#.utf8)) == nil)
+    }
+
     @Test(arguments: [v1, v2])
     func migratesOlderDataStepByStepWithoutWriting(stored: Data) async throws {
         let base = ValueStore<Void, Data>.inMemory(stored)
