@@ -8,8 +8,10 @@ import Foundation
 /// sorted so that the same value always makes the same bytes, which `JSONEncoder` does not
 /// promise otherwise.
 ///
-/// Reading parses the data once: ``Decoded`` reads the version, picks the type that stored it from
-/// the chain the decoder carries in its `userInfo`, and decodes the value as that type.
+/// Reading parses the data once. Data in exactly the written form gives its version from its first
+/// bytes, and only the value's bytes are decoded, as that version's type. Any other form is parsed
+/// whole: ``Decoded`` reads the version, picks the type from the chain the decoder carries in its
+/// `userInfo`, and decodes the value as that type.
 struct VersionEnvelope<Current: VersionedValue>: Sendable {
     let chain: VersionChain<Current>
     private let encoder: JSONEncoder
@@ -65,14 +67,19 @@ struct VersionEnvelope<Current: VersionedValue>: Sendable {
     /// Throws ``ValueStoreError/Code/newerVersion`` when `data` is an envelope of a version above
     /// the current one, before a write replaces it.
     ///
-    /// Data that is not a readable envelope (damaged, or saved before versioning) does not stop
-    /// a write: as with any store, a save replaces bytes the app cannot read.
+    /// The written form gives its version from its first bytes, so a save over a large file does
+    /// not parse it. Data that is not a readable envelope (damaged, or saved before versioning)
+    /// does not stop a write: as with any store, a save replaces bytes the app cannot read.
     func refuseNewer(_ data: Data, doing operation: String) throws {
         let version: Int?
-        do {
-            version = try decoder.decode(Header.self, from: data).version
-        } catch {
-            return  // not JSON at all: nothing that a newer app could have written
+        if let written = Self.written(data) {
+            version = written.version
+        } else {
+            do {
+                version = try decoder.decode(Header.self, from: data).version
+            } catch {
+                return  // not JSON at all: nothing that a newer app could have written
+            }
         }
         if let version, version > Current.version {
             throw ValueStoreError(

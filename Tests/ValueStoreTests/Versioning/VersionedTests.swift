@@ -254,6 +254,16 @@ enum Chain {
         }
     }
 
+    @Test func newerDataEditedByHandIsRefusedToo() async throws {
+        let edited = Data(#"{ "value": {"first": "Ada"}, "version": 4 }"#.utf8)
+        let base = ValueStore<Void, Data>.inMemory(edited)
+        let store = base.versioned(Profile.self)
+        await #expect(throws: ValueStoreError.newerVersion) { try await store.load() }
+        await #expect(throws: ValueStoreError.newerVersion) { try await store.save(.grace) }
+        await #expect(throws: ValueStoreError.newerVersion) { try await store.remove() }
+        #expect(try await base.load() == edited)
+    }
+
     @Test func removingAnAbsentValueTakesNoLock() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "nested/profile.json")
