@@ -1,7 +1,7 @@
 import Foundation
 
 /// The versions a ``VersionedValue`` type can read, from the current type down to the first, each
-/// with the way to decode it and migrate it to the current type; and the envelope format.
+/// with the way to decode it and migrate it to the current type.
 ///
 /// ``VersionEnvelope`` reads and writes the stored bytes.
 struct VersionChain<Current: VersionedValue>: Sendable {
