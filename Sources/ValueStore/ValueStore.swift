@@ -90,7 +90,8 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// hold a per-path lock and an advisory file lock shared with other processes. Combinators
     /// that pass values through (``map(load:save:)``, ``coded(_:)``, ``default(_:)``,
     /// ``optional()``, ``mapError(_:)``, `pullback(_:)`, ``provide(_:)``,
-    /// ``replacing(_:)``, ``cached()``) lift it, so it stays atomic through them.
+    /// ``replacing(_:)``, ``cached()``, ``versioned(_:legacyVersion:)``) lift it, so it stays
+    /// atomic through them.
     public var update: Update
 
     /// Creates a store from its operations.
