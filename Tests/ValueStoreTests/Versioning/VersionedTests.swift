@@ -357,6 +357,19 @@ enum Chain {
         }
     }
 
+    @Test func aStoreThatTakesAnEnvironment() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "profile.enc")
+            let key = EncryptionKey.random()
+            let keyed: ValueStore<EncryptionKey, Profile> =
+                ValueStore<EncryptionKey, Data>.encryptedFile(url).versioned(Profile.self)
+            try await ValueStoreLaws.check(keyed, environment: key, samples: .ada, .grace)
+            #expect(try await keyed.save(.ada, key) == .ada)
+            #expect(try await keyed.load(key) == .ada)
+            #expect(try await keyed.update(environment: key) { $0.last = "King" }.last == "King")
+        }
+    }
+
     @Test func concurrentUpdatesStayAtomic() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "profile.json")
