@@ -61,6 +61,9 @@ let package = Package(
         .testTarget(
             name: "ValueStoreTests",
             dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestHelper"],
+            // What each shipped schema version stored, read through `Bundle.module` by the
+            // versioning tests; see Documentation/Versioning.md.
+            resources: [.copy("Versioning/Fixtures")],
             swiftSettings: strictness
         ),
         // Code written against swift-valuestore 0.1's names, which builds with deprecation

@@ -95,8 +95,8 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// hold a per-path lock and an advisory file lock shared with other processes. Combinators
     /// that pass values through (``map(load:save:)-((Value)->NewValue,_)``, ``coded(_:)``,
     /// ``default(_:)``, ``optional()``, ``mapError(_:)``, `pullback(_:)`, ``provide(_:)``,
-    /// ``replacing(_:)``, ``cached()``) lift it, so it stays atomic through them. The
-    /// asynchronous ``map(load:save:)-(,_)`` keeps it atomic when the stored type is `Equatable`.
+    /// ``replacing(_:)``, ``cached()``, ``versioned(_:legacyVersion:)``, and the asynchronous
+    /// ``map(load:save:)-(,_)``) lift it, so it stays atomic through them.
     public var update: Update
 
     /// Creates a store from its operations.

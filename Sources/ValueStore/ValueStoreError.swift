@@ -65,6 +65,17 @@ public struct ValueStoreError: Error, Sendable {
         public static let itemMismatch = Self("itemMismatch")
         /// The stored data is in a format or version this library does not read.
         public static let unsupportedFormat = Self("unsupportedFormat")
+        /// The stored data has a schema version above the one this app reads: a newer version of
+        /// the app wrote it. This app neither reads it nor overwrites it.
+        ///
+        /// ```swift
+        /// catch ValueStoreError.newerVersion {
+        ///     showUpdateAppPrompt()
+        /// }
+        /// ```
+        ///
+        /// See ``ValueStore/versioned(_:legacyVersion:)``.
+        public static let newerVersion = Self("newerVersion")
         /// A key or other configuration is invalid.
         public static let invalidConfiguration = Self("invalidConfiguration")
         /// The operation is unimplemented: a placeholder store was used.
@@ -109,6 +120,15 @@ public struct ValueStoreError: Error, Sendable {
     /// throw ValueStoreError.notFound
     /// ```
     public static var notFound: Self { Self(.notFound) }
+
+    /// The stored data has a schema version newer than the app reads, for matching in a `catch`.
+    ///
+    /// ```swift
+    /// catch ValueStoreError.newerVersion {
+    ///     showUpdateAppPrompt()
+    /// }
+    /// ```
+    public static var newerVersion: Self { Self(.newerVersion) }
 
     /// Whether an error is a ``ValueStoreError`` with the same code as `pattern`, so that
     /// `catch ValueStoreError.notFound` matches absence from any store.
@@ -170,6 +190,7 @@ extension ValueStoreError: CustomStringConvertible, CustomDebugStringConvertible
         case .wrongKey: "The stored data was encrypted with a different key"
         case .itemMismatch: "The stored data belongs to a different item"
         case .unsupportedFormat: "The stored data is in an unsupported format"
+        case .newerVersion: "The stored data was written by a newer version of the app"
         case .invalidConfiguration: "The store is misconfigured"
         case .unimplemented: "The operation is unimplemented"
         default: "The store failed (\(code))"

@@ -20,6 +20,7 @@ struct Demo {
         try await reportDamage()
         try await keepASecret()
         try await keepManySettings()
+        try await versionThePayload()
         try await useMocks()
     }
 
@@ -129,6 +130,32 @@ struct Demo {
         } catch let error as ValueStoreError {
             say("With the vault locked, even a store with a default fails with `\(error.code)`:")
             say("  \(error)")
+        }
+    }
+
+    /// A versioned file: the new app migrates what the old app wrote, and the old app, meeting the
+    /// newer file, refuses to overwrite it.
+    func versionThePayload() async throws {
+        step("Versioned payloads")
+        let url = directory.appending(path: "profile.json")
+        let oldApp = ValueStore<Void, Data>.file(url).versioned(ProfileV1.self)
+        let newApp = ValueStore<Void, Data>.file(url).versioned(Profile.self)
+        try await ValueStore<Void, Data>.file(url).remove()
+        try await oldApp.save(ProfileV1(name: "Ada Lovelace"))
+        say("The old app saved profile.json: \(String(decoding: try Data(contentsOf: url), as: UTF8.self))")
+
+        let profile = try await newApp.load()
+        say("The new app loads it, migrated in memory: first \(profile.first), last \(profile.last).")
+        try await newApp.save(profile)
+        say("Its next save stores schema 2: \(String(decoding: try Data(contentsOf: url), as: UTF8.self))")
+
+        do {
+            try await oldApp.save(ProfileV1(name: "Ada King"))
+            say("Unexpectedly, the old app overwrote the newer file.")
+        } catch let error as ValueStoreError where error.code == .newerVersion {
+            say("The old app, started again, tries to save and is refused with `\(error.code)`:")
+            say("  \(error)")
+            say("profile.json still holds schema 2, first name \(try await newApp.load().first).")
         }
     }
 

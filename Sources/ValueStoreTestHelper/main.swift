@@ -14,6 +14,14 @@
 //                                                     its first read of OLD: prints "read", waits
 //                                                     for a line on standard input, then prints
 //                                                     what the load returned or "notFound"
+//     ValueStoreTestHelper old-app PATH               plays an app that reads `OldAppNote` up to
+//                                                     schema 2: tries load, save, update and
+//                                                     remove, printing "OPERATION ok" or
+//                                                     "OPERATION CODE" for each
+//     ValueStoreTestHelper old-app-save-loop PATH COUNT
+//                                                     saves an `OldAppNote` up to COUNT times,
+//                                                     printing "refused after N" once a save
+//                                                     throws `newerVersion`, or "saved N"
 
 import Foundation
 import Synchronization
@@ -137,6 +145,61 @@ func stalledMigration(old oldURL: URL, new newURL: URL) async throws {
     readLine()
 }
 
+/// The first version of the note the versioning tests store.
+struct OldAppNoteV1: VersionedValue {
+    static let version = 1
+    var text: String
+}
+
+/// The latest version of the note that the "old app" knows: schema 2.
+struct OldAppNote: VersionedValue, Equatable {
+    static let version = 2
+    var title: String
+    var body: String
+
+    init(title: String, body: String) {
+        self.title = title
+        self.body = body
+    }
+
+    init(migrating old: OldAppNoteV1) {
+        self.init(title: old.text, body: "")
+    }
+}
+
+func oldApp(url: URL) async {
+    let store = ValueStore<Void, Data>.file(url).versioned(OldAppNote.self)
+    let operations: [(String, () async throws -> Void)] = [
+        ("load", { _ = try await store.load() }),
+        ("save", { try await store.save(OldAppNote(title: "old", body: "app")) }),
+        ("update", { try await store.update { $0.title = "old" } }),
+        ("remove", { try await store.remove() }),
+    ]
+    for (name, operation) in operations {
+        do {
+            try await operation()
+            print("\(name) ok")
+        } catch let error as ValueStoreError {
+            print("\(name) \(error.code)")
+        } catch {
+            print("\(name) \(error)")
+        }
+    }
+}
+
+func oldAppSaveLoop(url: URL, count: Int) async throws {
+    let store = ValueStore<Void, Data>.file(url).versioned(OldAppNote.self)
+    for index in 0..<count {
+        do {
+            try await store.save(OldAppNote(title: "old", body: "save \(index)"))
+        } catch ValueStoreError.newerVersion {
+            print("refused after \(index)")
+            return
+        }
+    }
+    print("saved \(count)")
+}
+
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "write-loop" where arguments.count == 4 || arguments.count == 5:
@@ -145,6 +208,10 @@ case "write-loop" where arguments.count == 4 || arguments.count == 5:
         url: URL(fileURLWithPath: arguments[3]),
         keyFile: arguments.count == 5 ? URL(fileURLWithPath: arguments[4]) : nil
     )
+case "old-app" where arguments.count == 3:
+    await oldApp(url: URL(fileURLWithPath: arguments[2]))
+case "old-app-save-loop" where arguments.count == 4:
+    try await oldAppSaveLoop(url: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
 case "increment" where arguments.count == 5:
     try await increment(mode: arguments[2], url: URL(fileURLWithPath: arguments[3]), count: Int(arguments[4])!)
 case "settings-write-loop" where arguments.count == 3:
@@ -155,6 +222,9 @@ case "stalled-migration" where arguments.count == 4:
     try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
 default:
     FileHandle.standardError.write(
-        Data("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT\n".utf8))
+        Data(
+            ("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT"
+                + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
+                + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW\n").utf8))
     exit(64)
 }

@@ -36,6 +36,17 @@ import ValueStore
         #expect(ValueStoreError.notFound.description == "No value is stored.")
     }
 
+    @Test func newerVersionSaysANewerAppWroteTheData() {
+        let error = ValueStoreError(
+            .newerVersion, store: "file 'a.json'", reason: "stored by schema 4; this app reads up to 3")
+        #expect(
+            error.description
+                == "The stored data was written by a newer version of the app in file 'a.json': "
+                + "stored by schema 4; this app reads up to 3.")
+        #expect(error == ValueStoreError.newerVersion)
+        #expect(error != ValueStoreError.notFound)
+    }
+
     @Test func customCodesPrintTheirName() {
         let error = ValueStoreError(.init("offline"))
         #expect(error.description == "The store failed (offline).")

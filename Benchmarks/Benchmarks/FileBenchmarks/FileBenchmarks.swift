@@ -37,6 +37,7 @@ let benchmarks: @Sendable () -> Void = {
     for format in [Format<Library>.json, .plist] {
         registerRows(format, value: Library.sample, size: "600 KB", saves: .largeValue, loads: .largeValue)
     }
+    registerVersionedRows()
     registerComparisons()
     registerSettingsRows()
     registerEncryptedRows(Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
