@@ -18,12 +18,7 @@ func registerSettingsRows() {
         SettingsFile(directory.appending(path: "settings.plist"))
     } measure: { benchmark, settings in
         for iteration in benchmark.scaledIterations {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in 0..<writers {
-                    group.addTask { try await settings.store("key\(writer)", as: Int.self).save(iteration) }
-                }
-                try await group.waitForAll()
-            }
+            try await saveConcurrently(iteration, to: settings)
         }
     }
 
@@ -62,12 +57,17 @@ func registerSettingsRows() {
         SettingsFile(directory.appending(path: "settings.plist"), options: .cache)
     } measure: { benchmark, settings in
         for iteration in benchmark.scaledIterations {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in 0..<writers {
-                    group.addTask { try await settings.store("key\(writer)", as: Int.self).save(iteration) }
-                }
-                try await group.waitForAll()
-            }
+            try await saveConcurrently(iteration, to: settings)
         }
+    }
+}
+
+/// Saves `value` to each writer's own key of `settings`, all at once, and waits for every save.
+func saveConcurrently(_ value: Int, to settings: SettingsFile) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in 0..<writers {
+            group.addTask { try await settings.store("key\(writer)", as: Int.self).save(value) }
+        }
+        try await group.waitForAll()
     }
 }
