@@ -51,7 +51,8 @@ extension ValueStore where Environment: Sendable {
                     // Nothing to migrate: the update starts from absence.
                 }
                 return try await self.update(environment, body)
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

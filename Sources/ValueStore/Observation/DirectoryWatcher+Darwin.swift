@@ -1,0 +1,38 @@
+#if canImport(Darwin)
+import Darwin
+import Dispatch
+import Synchronization
+
+/// Watches one directory with a dispatch source and reports a change to every name in it.
+///
+/// Untested here: the library's tests run on Linux, where ``DirectoryWatcher`` uses inotify. A
+/// directory's vnode events do not say which entry changed, so every file observed in the
+/// directory loads again; loads of unchanged files yield the same state.
+final class DirectoryWatcher: Sendable {
+    /// How many watches are open in this process, for the tests that check they are released.
+    static let open = Atomic<Int>(0)
+
+    private let source: any DispatchSourceFileSystemObject
+
+    /// Starts watching `directory`; `nil` when it cannot be opened.
+    init?(directory: String, onChange: @escaping @Sendable (_ name: String?) -> Void) {
+        let descriptor = open(directory, O_EVTONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        source = DispatchSource.makeFileSystemObjectSource(
+            fileDescriptor: descriptor, eventMask: [.write, .delete, .rename],
+            queue: DispatchQueue(label: "ValueStore directory watcher"))
+        source.setEventHandler { onChange(nil) }
+        source.setCancelHandler {
+            close(descriptor)
+            Self.open.subtract(1, ordering: .relaxed)
+        }
+        Self.open.add(1, ordering: .relaxed)
+        source.resume()
+    }
+
+    /// Cancels the source, which closes the directory.
+    func stop() {
+        source.cancel()
+    }
+}
+#endif
