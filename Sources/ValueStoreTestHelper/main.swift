@@ -6,6 +6,8 @@
 //                                                     printing each sequence number once saved;
 //                                                     KIND "encrypted" reads its key from KEY
 //     ValueStoreTestHelper increment MODE PATH COUNT  updates a counter COUNT times
+//     ValueStoreTestHelper save-json PATH NUMBER      saves NUMBER as a JSON file, or removes
+//                                                     the file when NUMBER is "remove"
 
 import Foundation
 import ValueStore
@@ -84,8 +86,17 @@ case "write-loop" where arguments.count == 4 || arguments.count == 5:
     )
 case "increment" where arguments.count == 5:
     try await increment(mode: arguments[2], url: URL(fileURLWithPath: arguments[3]), count: Int(arguments[4])!)
+case "save-json" where arguments.count == 4:
+    let store = ValueStore<Void, Int>.jsonFile(URL(fileURLWithPath: arguments[2]))
+    if let number = Int(arguments[3]) {
+        try await store.save(number)
+    } else {
+        try await store.remove()
+    }
 default:
     FileHandle.standardError.write(
-        Data("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT\n".utf8))
+        Data(
+            "usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT | save-json PATH NUMBER\n"
+                .utf8))
     exit(64)
 }

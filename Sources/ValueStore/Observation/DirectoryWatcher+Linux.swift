@@ -15,6 +15,10 @@ final class DirectoryWatcher: Sendable {
 
     private let wake: Int32
     private let stopped = Atomic<Bool>(false)
+    private let closed = Atomic<Bool>(false)
+
+    /// Whether the thread has closed the watch and exited.
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Starts watching `directory`; `nil` when it cannot be watched (it does not exist, or
     /// inotify is unavailable): then only this process's writes are seen.
@@ -36,12 +40,13 @@ final class DirectoryWatcher: Sendable {
         let (wake, woken) = (pipe[1], pipe[0])
         self.wake = wake
         Self.open.add(1, ordering: .relaxed)
-        let thread = Thread {
+        let thread = Thread { [self] in
             Self.run(inotify: inotify, wake: woken, onChange: onChange)
             close(inotify)
             close(woken)
             close(wake)
             Self.open.subtract(1, ordering: .relaxed)
+            self.closed.store(true, ordering: .releasing)
         }
         thread.name = "ValueStore directory watcher"
         thread.start()

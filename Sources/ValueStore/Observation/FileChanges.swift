@@ -81,6 +81,11 @@ final class FileChanges: Sendable {
         stopped?.stop()
     }
 
+    /// The watcher of `directory`, while any stream needs it; for the tests.
+    func watcher(of directory: String) -> DirectoryWatcher? {
+        state.withLock { $0.directories[directory]?.watcher }
+    }
+
     /// Whether any stream follows `path`; tests use it to check that streams are released.
     func isObserved(_ path: String) -> Bool {
         state.withLock { $0.paths[path] != nil }
