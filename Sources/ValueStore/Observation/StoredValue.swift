@@ -43,11 +43,14 @@ public final class StoredValue<Value: Sendable> {
     @ObservationIgnored private let defaultValue: Value
     /// Whether the last load failed with anything but absence, so writes must not replace it.
     @ObservationIgnored private var unreadable = false
+    /// Whether a load has finished, so ``unreadable`` says something.
+    @ObservationIgnored private var hasLoaded = false
     /// Background saves not yet finished; changes arriving meanwhile would show older values.
     @ObservationIgnored private var pendingSaves = 0
     /// The last background save, which the next one waits for, so they land in order.
     @ObservationIgnored private var lastSave: Task<Void, Never>?
-    @ObservationIgnored private let following = FollowingTask()
+    /// The task that follows the store's changes, cancelled when this object goes away.
+    @ObservationIgnored private let following = Locked<Task<Void, Never>?>(nil)
 
     /// Creates a value that shows `default`, loads the store, then follows its changes.
     ///
@@ -90,8 +93,8 @@ public final class StoredValue<Value: Sendable> {
         self.current = `default`
     }
 
-    isolated deinit {
-        following.task?.cancel()
+    deinit {
+        following.withLock { $0?.cancel() }
     }
 
     /// The value shown; setting it shows the new value at once and saves it in the background.
@@ -101,7 +104,8 @@ public final class StoredValue<Value: Sendable> {
     /// ```
     ///
     /// A failed save sets ``error`` and shows what the store holds again. After a failed load,
-    /// setting is refused: the value shown stays and ``error`` says why.
+    /// setting is refused: the value shown stays and ``error`` says why. A value set before the
+    /// first load finished is saved only once a load shows the store can be read.
     public var value: Value {
         get { current }
         set {
@@ -124,7 +128,7 @@ public final class StoredValue<Value: Sendable> {
     /// - Throws: The store's failure, after showing what the store holds again; or, without
     ///   writing, the failure of the last load when it could not read the store.
     public func set(_ newValue: Value) async throws {
-        guard !unreadable else { throw refusal() }
+        guard await isWritable() else { throw refusal() }
         current = newValue
         await lastSave?.value
         do {
@@ -148,7 +152,7 @@ public final class StoredValue<Value: Sendable> {
     /// - Throws: `body`'s error, with nothing written; the store's failure; or, without
     ///   writing, the failure of the last load when it could not read the store.
     public func update(_ body: (_ value: inout Value) throws -> Void) async throws {
-        guard !unreadable else { throw refusal() }
+        guard await isWritable() else { throw refusal() }
         await lastSave?.value
         let defaultValue = defaultValue
         do {
@@ -184,8 +188,18 @@ public final class StoredValue<Value: Sendable> {
         }
     }
 
+    /// Whether writing cannot replace data that could not be read: reads the store first when
+    /// no load has finished yet.
+    private func isWritable() async -> Bool {
+        if !hasLoaded {
+            await reload()
+        }
+        return !unreadable
+    }
+
     /// Shows a state the store reported.
     private func apply(_ state: StoredState<Value>) {
+        hasLoaded = true
         switch state {
         case .value(let value):
             current = value
@@ -203,7 +217,7 @@ public final class StoredValue<Value: Sendable> {
 
     private func follow() {
         let changes = store.changes()
-        following.task = Task { [weak self] in
+        let task = Task { [weak self] in
             for await state in changes {
                 guard let self else { return }
                 // A state read while this object's own saves are in flight may be older than
@@ -213,6 +227,7 @@ public final class StoredValue<Value: Sendable> {
                 }
             }
         }
+        following.withLock { $0 = task }
     }
 
     private func saveInBackground(_ newValue: Value) {
@@ -222,6 +237,9 @@ public final class StoredValue<Value: Sendable> {
             await previous?.value
             guard let self else { return }
             defer { self.pendingSaves -= 1 }
+            // Set before the first load finished: read the store first, and write nothing
+            // over data that could not be read.
+            guard await self.isWritable() else { return }
             do {
                 try await self.write(newValue)
                 self.error = nil
@@ -245,11 +263,6 @@ public final class StoredValue<Value: Sendable> {
             ?? ValueStoreError(
                 .corrupted, store: store.label, reason: "the stored value could not be read, so it is not overwritten")
     }
-}
-
-/// The task that follows the store's changes, cancelled when its ``StoredValue`` goes away.
-private final class FollowingTask {
-    var task: Task<Void, Never>?
 }
 
 /// Whether `value` is an optional holding `nil`.

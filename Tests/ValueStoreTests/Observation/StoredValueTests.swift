@@ -115,6 +115,16 @@ import Testing
         #expect(writes.value == 1)
     }
 
+    @Test func aValueSetBeforeTheFirstLoadNeverOverwritesUnreadableData() async throws {
+        let writes = Calls()
+        let store = Self.flaky(.inMemory(1), loadFails: Shared(true), saveFails: Shared(false), writes: writes)
+        let stored = StoredValue(store, default: 0)
+        stored.value = 5
+        #expect(await eventually { (stored.error as? ValueStoreError)?.code == .corrupted })
+        await #expect(throws: ValueStoreError.self) { try await stored.set(6) }
+        #expect(writes.value == 0)
+    }
+
     @Test func settingNilRemovesAnOptionalValue() async throws {
         let store = ValueStore<Void, Int?>.inMemory(3)
         let stored = await StoredValue.loaded(store, default: nil)
