@@ -147,7 +147,7 @@ import Testing
         }
     }
 
-    @Test func anEncryptedFileBehindALockedVaultStillFollowsTheFile() async throws {
+    @Test func anEncryptedFileReportsWritesByAnotherStore() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "secret")
             let key = EncryptionKey.random()
@@ -156,6 +156,21 @@ import Testing
             #expect(await states.next()?.summary == "absent")
             try await writer.save("sk_1")
             #expect(await states.next()?.summary == "sk_1")
+        }
+    }
+
+    @Test func anEncryptedFileBehindALockedVaultStillFollowsTheFile() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "secret")
+            let key = EncryptionKey.random()
+            let vault = KeyVault()
+            var states = ValueStore<Void, String>.encryptedFile(url, vault: vault).changes().makeAsyncIterator()
+            #expect(await states.next()?.summary == "failed(locked)")
+            try await ValueStore<Void, String>.encryptedFile(url, key: key).save("sk_1")
+            #expect(await states.next()?.summary == "failed(locked)")
+            vault.unlock(with: key)
+            try await ValueStore<Void, String>.encryptedFile(url, key: key).save("sk_2")
+            #expect(await states.next()?.summary == "sk_2")
         }
     }
 }
