@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// Hands a change signal to every stream it started: the change source of a store built without
 /// one, and of each file path in this process.
@@ -20,7 +20,7 @@ final class ChangeBroadcaster: Sendable {
     }
 
     private let state = Mutex(State())
-    private let count = Atomic<Int>(0)
+    @usableFromInline let count = Atomic<Int>(0)
 
     @usableFromInline
     init() {}
@@ -58,9 +58,14 @@ final class ChangeBroadcaster: Sendable {
     }
 
     /// Signals every stream, except those started by the current writer.
-    @usableFromInline
+    @inlinable
     func signal() {
         guard count.load(ordering: .relaxed) > 0 else { return }
+        signalListeners()
+    }
+
+    @usableFromInline
+    func signalListeners() {
         let writer = ChangeOrigin.writer
         state.withLock { state in
             for subscriber in state.subscribers.values where writer == nil || subscriber.origin != writer {

@@ -12,12 +12,15 @@ extension ValueStore where Value: Sendable {
     /// try await counter.load()   // 1
     /// ```
     ///
+    /// ``changes()`` reports each save, remove and update made through the store or its copies.
+    ///
     /// - Parameter initial: The value stored at first, or `nil` to start empty.
     /// - Returns: A store that holds its value in memory.
     @inlinable
     public static func inMemory(_ initial: Value? = nil) -> Self {
         let box = Locked<Value?>(initial)
         let label = "in-memory store"
+        let changes = ChangeBroadcaster()
         return Self(
             label: label,
             load: { _ in
@@ -28,17 +31,22 @@ extension ValueStore where Value: Sendable {
             },
             save: { value, _ in
                 box.withLock { $0 = value }
+                changes.signal()
                 return value
             },
             remove: { _ in
                 box.withLock { $0 = nil }
+                changes.signal()
             },
             update: { _, body in
-                try box.withLock { value in
+                let stored = try box.withLock { value in
                     try body(&value)
                     return value
                 }
-            }
+                changes.signal()
+                return stored
+            },
+            changeSignals: { _ in changes.signals() }
         )
     }
 }
