@@ -10,29 +10,41 @@ import Synchronization
 /// directory loads again; loads of unchanged files yield the same state.
 final class DirectoryWatcher: Sendable {
     /// How many watches are open in this process, for the tests that check they are released.
-    static let open = Atomic<Int>(0)
+    static let openWatches = Atomic<Int>(0)
 
-    private let source: any DispatchSourceFileSystemObject
+    /// The source, in a lock box so the class is `Sendable` whatever the overlay declares.
+    private let source: Locked<(any DispatchSourceFileSystemObject)?>
+
+    private let closed = Locked(false)
+
+    /// Whether the source was cancelled and the directory closed.
+    var isClosed: Bool { closed.withLock { $0 } }
 
     /// Starts watching `directory`; `nil` when it cannot be opened.
     init?(directory: String, onChange: @escaping @Sendable (_ name: String?) -> Void) {
         let descriptor = open(directory, O_EVTONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
-        source = DispatchSource.makeFileSystemObjectSource(
+        let source = DispatchSource.makeFileSystemObjectSource(
             fileDescriptor: descriptor, eventMask: [.write, .delete, .rename],
             queue: DispatchQueue(label: "ValueStore directory watcher"))
         source.setEventHandler { onChange(nil) }
+        let closed = closed
         source.setCancelHandler {
             close(descriptor)
-            Self.open.subtract(1, ordering: .relaxed)
+            closed.withLock { $0 = true }
+            Self.openWatches.subtract(1, ordering: .relaxed)
         }
-        Self.open.add(1, ordering: .relaxed)
+        Self.openWatches.add(1, ordering: .relaxed)
         source.resume()
+        self.source = Locked(source)
     }
 
     /// Cancels the source, which closes the directory.
     func stop() {
-        source.cancel()
+        source.withLock { source in
+            source?.cancel()
+            source = nil
+        }
     }
 }
 #endif

@@ -11,7 +11,7 @@ import Synchronization
 /// the pipe, and the thread closes the descriptors and exits.
 final class DirectoryWatcher: Sendable {
     /// How many watches are open in this process, for the tests that check they are released.
-    static let open = Atomic<Int>(0)
+    static let openWatches = Atomic<Int>(0)
 
     private let wake: Int32
     private let stopped = Atomic<Bool>(false)
@@ -39,13 +39,13 @@ final class DirectoryWatcher: Sendable {
         _ = fcntl(pipe[1], F_SETFD, FD_CLOEXEC)
         let (wake, woken) = (pipe[1], pipe[0])
         self.wake = wake
-        Self.open.add(1, ordering: .relaxed)
+        Self.openWatches.add(1, ordering: .relaxed)
         let thread = Thread { [self] in
             Self.run(inotify: inotify, wake: woken, onChange: onChange)
             close(inotify)
             close(woken)
             close(wake)
-            Self.open.subtract(1, ordering: .relaxed)
+            Self.openWatches.subtract(1, ordering: .relaxed)
             self.closed.store(true, ordering: .releasing)
         }
         thread.name = "ValueStore directory watcher"

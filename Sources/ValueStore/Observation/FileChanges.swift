@@ -159,7 +159,8 @@ enum FileIdentity: Equatable, Sendable {
         let time = info.st_mtim
         #endif
         self = .file(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
+            size: Int64(truncatingIfNeeded: info.st_size),
             seconds: Int(time.tv_sec), nanoseconds: Int(time.tv_nsec))
     }
 
