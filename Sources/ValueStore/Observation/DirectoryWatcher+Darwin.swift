@@ -15,7 +15,7 @@ final class DirectoryWatcher: Sendable {
     /// The source, in a lock box so the class is `Sendable` whatever the overlay declares.
     private let source: Locked<(any DispatchSourceFileSystemObject)?>
 
-    private let closed = Locked(false)
+    private let closed: Locked<Bool>
 
     /// Whether the source was cancelled and the directory closed.
     var isClosed: Bool { closed.withLock { $0 } }
@@ -28,7 +28,7 @@ final class DirectoryWatcher: Sendable {
             fileDescriptor: descriptor, eventMask: [.write, .delete, .rename],
             queue: DispatchQueue(label: "ValueStore directory watcher"))
         source.setEventHandler { onChange(nil) }
-        let closed = closed
+        let closed = Locked(false)
         source.setCancelHandler {
             close(descriptor)
             closed.withLock { $0 = true }
@@ -37,6 +37,7 @@ final class DirectoryWatcher: Sendable {
         Self.openWatches.add(1, ordering: .relaxed)
         source.resume()
         self.source = Locked(source)
+        self.closed = closed
     }
 
     /// Cancels the source, which closes the directory.
