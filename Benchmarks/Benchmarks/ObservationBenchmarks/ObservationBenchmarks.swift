@@ -28,7 +28,8 @@ func readPlainModel(_ model: PlainModel, _ iterations: Range<Int>) {
 
 /// One delivery per sample, timed from the end of the save to the element's arrival.
 func perDelivery() -> Benchmark.Configuration {
-    Benchmark.Configuration(metrics: [.wallClock], scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200_000)
+    Benchmark.Configuration(
+        metrics: [.wallClock], scalingFactor: .one, maxDuration: .seconds(2), maxIterations: 200_000)
 }
 
 let benchmarks: @Sendable () -> Void = {
