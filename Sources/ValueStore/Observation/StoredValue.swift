@@ -30,7 +30,24 @@ public import Observation
 @Observable
 public final class StoredValue<Value: Sendable> {
     /// The value shown: what the store holds, or `default` while it holds nothing.
-    private var current: Value
+    ///
+    /// Observed by hand through ``valueKeyPath``: a key path into a generic class is built anew
+    /// at each use, which would make every read of ``value`` cost a microsecond.
+    @ObservationIgnored private var storage: Value
+    @ObservationIgnored private let valueKeyPath: KeyPath<StoredValue, Value> = \.value
+
+    /// The value shown, reported to observers as ``value``.
+    private var current: Value {
+        get {
+            _$observationRegistrar.access(self, keyPath: valueKeyPath)
+            return storage
+        }
+        set {
+            _$observationRegistrar.withMutation(of: self, keyPath: valueKeyPath) {
+                storage = newValue
+            }
+        }
+    }
 
     /// The last failure to load or save, or `nil` after a success.
     ///
@@ -64,7 +81,7 @@ public final class StoredValue<Value: Sendable> {
     public init(_ store: ValueStore<Void, Value>, default: Value) {
         self.store = store
         self.defaultValue = `default`
-        self.current = `default`
+        self.storage = `default`
         follow()
     }
 
@@ -90,7 +107,7 @@ public final class StoredValue<Value: Sendable> {
     private init(_ store: ValueStore<Void, Value>, default: Value, following: Bool) {
         self.store = store
         self.defaultValue = `default`
-        self.current = `default`
+        self.storage = `default`
     }
 
     deinit {
