@@ -64,6 +64,7 @@ final class ChangeBroadcaster: Sendable {
         signalListeners()
     }
 
+    /// ``signal()`` without the check: for callers that know someone listens.
     @usableFromInline
     func signalListeners() {
         let writer = ChangeOrigin.writer

@@ -1,3 +1,5 @@
+public import Synchronization
+
 extension ValueStore where Value: Sendable {
     /// A store that keeps its value in memory, behind a lock: for tests, previews and state that
     /// must not outlive the process.
@@ -18,35 +20,78 @@ extension ValueStore where Value: Sendable {
     /// - Returns: A store that holds its value in memory.
     @inlinable
     public static func inMemory(_ initial: Value? = nil) -> Self {
-        let box = Locked<Value?>(initial)
+        let box = InMemoryBox(initial)
         let label = "in-memory store"
-        let changes = ChangeBroadcaster()
         return Self(
             label: label,
             load: { _ in
-                guard let value = box.withLock({ $0 }) else {
+                guard let value = box.state.withLock({ $0.value }) else {
                     throw ValueStoreError(.notFound, store: label)
                 }
                 return value
             },
             save: { value, _ in
-                box.withLock { $0 = value }
-                changes.signal()
+                box.store(value)
                 return value
             },
             remove: { _ in
-                box.withLock { $0 = nil }
-                changes.signal()
+                box.store(nil)
             },
             update: { _, body in
-                let stored = try box.withLock { value in
-                    try body(&value)
-                    return value
+                let (stored, listened) = try box.state.withLock { state in
+                    try body(&state.value)
+                    return (state.value, state.streams > 0)
                 }
-                changes.signal()
+                if listened {
+                    box.changes.signalListeners()
+                }
                 return stored
             },
-            changeSignals: { _ in changes.signals() }
+            changeSignals: { _ in box.signals() }
         )
+    }
+}
+
+/// The box behind an ``ValueStore/inMemory(_:)`` store: its value and how many streams follow
+/// it, under one lock, so a write that nobody observes pays for no more than a comparison; and
+/// the broadcaster of its changes.
+@usableFromInline
+final class InMemoryBox<Value: Sendable>: Sendable {
+    @usableFromInline
+    struct State {
+        @usableFromInline var value: Value?
+        @usableFromInline var streams = 0
+
+        @inlinable
+        init(value: Value?) {
+            self.value = value
+        }
+    }
+
+    @usableFromInline let state: Mutex<State>
+    @usableFromInline let changes = ChangeBroadcaster()
+
+    @inlinable
+    init(_ value: Value?) {
+        state = Mutex(State(value: value))
+    }
+
+    /// Stores `newValue` (`nil`: nothing) and signals the streams that follow the store.
+    @inlinable
+    func store(_ newValue: Value?) {
+        let listened = state.withLock { state in
+            state.value = newValue
+            return state.streams > 0
+        }
+        if listened {
+            changes.signalListeners()
+        }
+    }
+
+    /// A stream of change signals, counted while it lives.
+    @usableFromInline
+    func signals() -> AsyncStream<Void> {
+        state.withLock { $0.streams += 1 }
+        return changes.signals(onTermination: { [self] in state.withLock { $0.streams -= 1 } })
     }
 }
