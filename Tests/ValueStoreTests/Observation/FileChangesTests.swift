@@ -126,6 +126,35 @@ import Testing
         }
     }
 
+    @Test func manySubscriptionsLeaveNothingBehind() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            let store = ValueStore<Void, Int>.jsonFile(url).default(0)
+            for value in 0..<50 {
+                var states = store.changes().makeAsyncIterator()
+                #expect(await states.next()?.summary == "\(value)")
+                try await store.save(value + 1)
+                #expect(await states.next()?.summary == "\(value + 1)")
+            }
+            #expect(!FileChanges.shared.isObserved(file.path))
+            #expect(FileChanges.shared.watcher(of: file.directory) == nil)
+        }
+    }
+
+    @Test func aCachedStoreReleasesItsWatchWhenItGoesAway() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            var cached: ValueStore<Void, Int>? = ValueStore<Void, Int>.jsonFile(url).cached()
+            #expect(try await cached?.optional().load() == .some(nil))
+            let watcher = try #require(FileChanges.shared.watcher(of: file.directory))
+            cached = nil
+            #expect(await eventually { watcher.isClosed })
+            #expect(!FileChanges.shared.isObserved(file.path))
+        }
+    }
+
     @Test func cachedSeesAWriteByAnotherProcess() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
