@@ -46,6 +46,9 @@ public struct StoredStates<Value>: AsyncSequence, Sendable {
 
     /// Loads the store first and after each signal.
     ///
+    /// Like every asynchronous iterator, it belongs to the one task that consumes it, so it is
+    /// not `Sendable`; the sequence is, and each task makes its own iterator.
+    ///
     /// ```swift
     /// var states = settings.changes().makeAsyncIterator()
     /// while let state = await states.next() { print(state) }
