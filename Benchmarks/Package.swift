@@ -37,6 +37,21 @@ let package = Package(
             path: "Benchmarks/FileBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "ObservationBenchmarks",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ObservationBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Not a package-benchmark suite: it measures latency between two processes, by clock.
+        .executableTarget(
+            name: "ObservationLatency",
+            dependencies: [.product(name: "ValueStore", package: library)],
+            path: "Benchmarks/ObservationLatency"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

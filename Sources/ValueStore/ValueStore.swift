@@ -68,6 +68,17 @@ public struct ValueStore<Environment, Value>: Sendable {
             _ body: (_ value: inout Value?) async throws -> Void
         ) async throws -> Value?
 
+    /// Starts a stream of change signals: one element each time the stored value may have
+    /// changed, for as long as the consumer iterates.
+    ///
+    /// ``changes(environment:)`` builds on it: after each signal it loads the value again. A
+    /// signal carries nothing; it only says "load again". Streams should buffer only the newest
+    /// signal (`.bufferingNewest(1)`), and stop watching in their `onTermination`.
+    public typealias ChangeSignals =
+        @Sendable (
+            _ environment: Environment
+        ) -> AsyncStream<Void>
+
     /// What the store is, for error messages and logs: "file '/path/settings.json'".
     ///
     /// Combinators keep the label of the store they wrap.
@@ -98,6 +109,26 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// ``replacing(_:)``, ``cached()``, ``versioned(_:legacyVersion:)``, and the asynchronous
     /// ``map(load:save:)-(,_)``) lift it, so it stays atomic through them.
     public var update: Update
+
+    /// Signals each change to the stored value, which ``changes(environment:)`` turns into a
+    /// stream of states.
+    ///
+    /// ```swift
+    /// for await _ in settings.changeSignals(()) {
+    ///     print("settings changed")
+    /// }
+    /// ```
+    ///
+    /// What it sees depends on the store:
+    /// - File stores (``file(_:options:)``, ``jsonFile(_:encoder:decoder:options:)``, the
+    ///   encrypted ones) signal every write by any store over the same path in this process, and
+    ///   writes by other processes (inotify on Linux, a dispatch source on Apple platforms).
+    /// - Combinators pass their base store's signals through.
+    /// - A store built with ``init(label:load:save:remove:update:)-(_,Load,_,_,_)`` signals the
+    ///   saves, removes and updates made through that store value and its copies, and nothing
+    ///   else; give ``init(label:load:save:remove:update:changeSignals:)`` your backend's own
+    ///   source to see more.
+    public var changeSignals: ChangeSignals
 
     /// Creates a store from its operations.
     ///
@@ -130,6 +161,10 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// > `save` or `remove`. That is not atomic: two concurrent updates can both read the same
     /// > value, and one change is lost. Supply `update` when the backend can lock or run a
     /// > transaction (SQLite, a keychain item, a server's compare-and-swap).
+    ///
+    /// The store reports the saves, removes and updates made through it, and through its copies,
+    /// to ``changes(environment:)``; changes made any other way are not seen. Use
+    /// ``init(label:load:save:remove:update:changeSignals:)`` when the backend can tell.
     @inlinable
     public init(
         label: String = "\(Value.self) store",
@@ -138,11 +173,76 @@ public struct ValueStore<Environment, Value>: Sendable {
         remove: @escaping Remove,
         update: Update? = nil
     ) {
+        let broadcaster = ChangeBroadcaster()
+        let reportingSave: Save = { value, environment in
+            let stored = try await save(value, environment)
+            broadcaster.signal()
+            return stored
+        }
+        let reportingRemove: Remove = { environment in
+            try await remove(environment)
+            broadcaster.signal()
+        }
+        let reportingUpdate: Update
+        if let update {
+            reportingUpdate = { environment, body in
+                let stored = try await update(environment, body)
+                broadcaster.signal()
+                return stored
+            }
+        } else {
+            reportingUpdate = Self.loadingAndSaving(load: load, save: reportingSave, remove: reportingRemove)
+        }
+        self.init(
+            label: label,
+            load: load,
+            save: reportingSave,
+            remove: reportingRemove,
+            update: reportingUpdate,
+            changeSignals: { _ in broadcaster.signals() }
+        )
+    }
+
+    /// Creates a store from its operations and the source of its change signals.
+    ///
+    /// ```swift
+    /// let shared = ValueStore<Void, Int>(
+    ///     label: "shared counter",
+    ///     load: { _ in try await counter.load() },
+    ///     save: { value, _ in try await counter.save(value) },
+    ///     remove: { _ in try await counter.remove() },
+    ///     update: { _, body in try await counter.update((), body) },
+    ///     changeSignals: counter.changeSignals
+    /// )
+    /// ```
+    ///
+    /// Use it when the backend can tell when its value changes (a database's change feed, a
+    /// server's push channel), and in combinators, to pass their base store's signals through.
+    /// The closures are used as given: saves through this store are reported only if
+    /// `changeSignals` reports them.
+    ///
+    /// - Parameters:
+    ///   - label: What the store is, for error messages; by default the value's type.
+    ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
+    ///   - save: Stores a value and returns it as stored.
+    ///   - remove: Removes the value; succeeds when there is none.
+    ///   - update: The backend's atomic read-modify-write, if it has one (see ``Update``).
+    ///   - changeSignals: Starts a stream that signals each change (see ``ChangeSignals``).
+    @inlinable
+    public init(
+        label: String = "\(Value.self) store",
+        load: @escaping Load,
+        save: @escaping Save,
+        remove: @escaping Remove,
+        update: Update? = nil,
+        changeSignals: @escaping ChangeSignals
+    ) {
         self.label = label
         self.load = load
         self.save = save
         self.remove = remove
         self.update = update ?? Self.loadingAndSaving(load: load, save: save, remove: remove)
+        self.changeSignals = changeSignals
     }
 
     /// An update that loads, runs the body, then saves or removes: not atomic.

@@ -21,6 +21,7 @@ struct Demo {
         try await keepASecret()
         try await keepManySettings()
         try await versionThePayload()
+        try await watchAnotherProcess()
         try await useMocks()
     }
 
@@ -157,6 +158,35 @@ struct Demo {
             say("  \(error)")
             say("profile.json still holds schema 2, first name \(try await newApp.load().first).")
         }
+    }
+
+    /// `changes()` delivers a write made by another process: the demo starts itself again as a
+    /// second process that saves the settings file, and the change arrives here.
+    func watchAnotherProcess() async throws {
+        step("Changes from another process")
+        let settingsFile = directory.appending(path: "settings.json")
+        let settings = ValueStore<Void, Settings>.jsonFile(settingsFile).default(.standard)
+        var states = settings.changes().makeAsyncIterator()
+        if case .value(let current)? = await states.next() {
+            say("Watching settings.json; the theme is \(current.theme).")
+        }
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        writer.arguments = ["--set-theme", "sepia", settingsFile.path(percentEncoded: false)]
+        try writer.run()
+        say("Started a second process (pid \(writer.processIdentifier)) that saves theme \"sepia\".")
+        while let state = await states.next() {
+            switch state {
+            case .value(let changed) where changed.theme == "sepia":
+                say("The change arrived through changes(): the theme is now \(changed.theme).")
+            case .value, .absent:
+                continue
+            case .failed(let error):
+                say("The file could not be read: \(error)")
+            }
+            break
+        }
+        writer.waitUntilExit()
     }
 
     /// The same code runs against in-memory stores in tests and previews.

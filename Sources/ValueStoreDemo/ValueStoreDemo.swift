@@ -1,4 +1,5 @@
 import Foundation
+import ValueStore
 
 /// `swift run ValueStoreDemo [--directory PATH]`: shows the library at work on real files.
 ///
@@ -8,6 +9,10 @@ import Foundation
 struct ValueStoreDemo {
     static func main() async {
         let arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == "--set-theme", arguments.count == 3 {
+            await setTheme(arguments.dropFirst().first!, in: URL(fileURLWithPath: arguments.last!))
+            return
+        }
         let directory: URL
         if let flag = arguments.firstIndex(of: "--directory"), arguments.index(after: flag) < arguments.endIndex {
             directory = URL(fileURLWithPath: arguments[arguments.index(after: flag)], isDirectory: true)
@@ -26,6 +31,16 @@ struct ValueStoreDemo {
             )
         } catch {
             print("\nThe demo failed: \(error)")
+            exit(1)
+        }
+    }
+
+    /// The second process of the "Changes from another process" step: saves a theme and exits.
+    static func setTheme(_ theme: String, in file: URL) async {
+        do {
+            try await ValueStore<Void, Settings>.jsonFile(file).default(.standard).update { $0.theme = theme }
+        } catch {
+            print("The second process failed: \(error)")
             exit(1)
         }
     }

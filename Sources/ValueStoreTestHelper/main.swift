@@ -22,6 +22,8 @@
 //                                                     saves an `OldAppNote` up to COUNT times,
 //                                                     printing "refused after N" once a save
 //                                                     throws `newerVersion`, or "saved N"
+//     ValueStoreTestHelper save-json PATH NUMBER      saves NUMBER as a JSON file, or removes
+//                                                     the file when NUMBER is "remove"
 
 import Foundation
 import Synchronization
@@ -220,11 +222,18 @@ case "settings-increment" where arguments.count == 5:
     try await settingsIncrement(url: URL(fileURLWithPath: arguments[2]), key: arguments[3], count: Int(arguments[4])!)
 case "stalled-migration" where arguments.count == 4:
     try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
+case "save-json" where arguments.count == 4:
+    let store = ValueStore<Void, Int>.jsonFile(URL(fileURLWithPath: arguments[2]))
+    if let number = Int(arguments[3]) {
+        try await store.save(number)
+    } else {
+        try await store.remove()
+    }
 default:
     FileHandle.standardError.write(
         Data(
             ("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT"
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
-                + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW\n").utf8))
+                + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER\n").utf8))
     exit(64)
 }

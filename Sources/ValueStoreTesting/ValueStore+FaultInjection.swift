@@ -57,7 +57,8 @@ extension ValueStore {
                 let stored = try await self.update(environment, body)
                 if let error = after.first { throw error }
                 return stored
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

@@ -65,7 +65,8 @@ extension ValueStore where Value: Sendable {
                     }
                     throw error
                 }
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

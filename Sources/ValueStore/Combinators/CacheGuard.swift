@@ -11,6 +11,11 @@ final class CacheGuard: Sendable {
         trusted.withLock { $0 }
     }
 
+    /// Makes loads skip the cache store until a write to it succeeds: the base store changed.
+    func distrust() {
+        trusted.withLock { $0 = false }
+    }
+
     /// Writes to the cache store, recording whether it can be trusted afterwards.
     ///
     /// A failing cache never fails the operation: the base store already holds the truth.

@@ -15,6 +15,8 @@ final class MemoryCache<Value: Sendable>: Sendable {
         var mutationsInFlight = 0
         var sharedLoad: SharedLoad?
         var nextLoadID: UInt64 = 0
+        /// Empties the cache on each change made by other writers; started once.
+        var watch: Task<Void, Never>?
     }
 
     struct SharedLoad {
@@ -29,8 +31,40 @@ final class MemoryCache<Value: Sendable>: Sendable {
 
     @usableFromInline let state = Locked(State())
 
+    /// The number this cache writes under, so that its watch skips its own writes.
+    let writer = ChangeOrigin.next()
+
     @usableFromInline
     init() {}
+
+    deinit {
+        state.withLock { $0.watch?.cancel() }
+    }
+
+    /// Starts following the base store's signals, once, emptying the cache on each change
+    /// another writer made. The watch ends when the cache goes away.
+    @usableFromInline
+    func watch(_ signals: @Sendable () -> AsyncStream<Void>) {
+        state.withLock { state in
+            guard state.watch == nil else { return }
+            let changes = ChangeOrigin.$writer.withValue(writer) { signals() }
+            state.watch = Task { [weak self] in
+                for await _ in changes {
+                    self?.invalidate()
+                }
+            }
+        }
+    }
+
+    /// Empties the cache: the base store changed. Loads and writes in flight are not cached.
+    @usableFromInline
+    func invalidate() {
+        state.withLock { state in
+            state.generation += 1
+            state.value = nil
+            state.sharedLoad = nil
+        }
+    }
 
     /// The cached value, if there is one.
     @inlinable
@@ -100,7 +134,8 @@ final class MemoryCache<Value: Sendable>: Sendable {
         }
         let result: Result<Value?, any Error>
         do {
-            let stored = try await operation()
+            // The watch skips the signals of writes made under this number.
+            let stored = try await ChangeOrigin.$writer.withValue(writer) { try await operation() }
             result = .success(stored)
         } catch {
             result = .failure(error)

@@ -14,10 +14,16 @@ extension ValueStore where Environment == Void, Value: Sendable {
     ///   the base store, so cache and base always agree.
     /// - `update` goes through the base store's `update` and stays atomic.
     ///
-    /// > Important: The cache trusts that this process writes the value only through this
-    /// > store. Changes made by other processes, or by other stores over the same file, are not
-    /// > seen until this store saves or removes. Only ``ValueStoreError/notFound`` is treated as
-    /// > a miss; errors are never cached.
+    /// - The cache follows the base store's ``changeSignals`` from its first load or write for
+    ///   as long as the store lives, and empties itself on each change it did not make: over a
+    ///   file, a write by another store for the same path or by another process is seen by the
+    ///   next load once its signal arrives (for another process, within milliseconds).
+    /// - ``changes()`` through the cache empties it before each load, so it never yields a
+    ///   stale cached value.
+    ///
+    /// > Important: The cache sees only the changes its base store signals; see
+    /// > ``changeSignals``. Only ``ValueStoreError/notFound`` is treated as a miss; errors are
+    /// > never cached.
     ///
     /// - Returns: A store that serves repeated loads from memory.
     @inlinable
@@ -31,20 +37,27 @@ extension ValueStore where Environment == Void, Value: Sendable {
                 if let value = cache.cachedValue {
                     return value
                 }
+                cache.watch { self.changeSignals(()) }
                 return try await cache.load { try await self.load(()) }
             },
             save: { value, _ in
+                cache.watch { self.changeSignals(()) }
                 // A successful save always returns a value; `nil` only marks "nothing stored".
-                try await cache.mutate { try await self.save(value, ()) }!
+                return try await cache.mutate { try await self.save(value, ()) }!
             },
             remove: { _ in
+                cache.watch { self.changeSignals(()) }
                 _ = try await cache.mutate {
                     try await self.remove(())
                     return nil
                 }
             },
             update: { _, body in
-                try await cache.mutate { try await self.update((), body) }
+                cache.watch { self.changeSignals(()) }
+                return try await cache.mutate { try await self.update((), body) }
+            },
+            changeSignals: { _ in
+                signals(self.changeSignals(()), before: { cache.invalidate() })
             }
         )
     }
@@ -64,6 +77,10 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
     ///   throws, `cache` is emptied, since the write may have happened before the failure.
     /// - A failing cache never fails a load or a save: this store is the truth. After a failed
     ///   cache write, loads skip the cache until a later write to it succeeds.
+    ///
+    /// - ``changes(environment:)`` passes this store's signals through and distrusts `cache`
+    ///   before each load, so it reads this store. Plain loads trust `cache` until this store's
+    ///   next write; use ``cached()`` to follow changes made by other writers.
     ///
     /// > Important: Errors from this store propagate; only a cache hit skips it.
     ///
@@ -139,7 +156,27 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
             },
             update: { environment, body in
                 try await writing(environment) { try await self.update(environment, body) }
+            },
+            changeSignals: { environment in
+                // The cache store may hold what this store held before the change.
+                signals(self.changeSignals(environment), before: { guardian.distrust() })
             }
         )
     }
+}
+
+/// `base`'s signals, running `action` before passing each on: caches empty themselves, so the
+/// load a signal triggers reads the base store.
+@usableFromInline
+func signals(_ base: AsyncStream<Void>, before action: @escaping @Sendable () -> Void) -> AsyncStream<Void> {
+    let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    let forwarding = Task {
+        for await _ in base {
+            action()
+            continuation.yield()
+        }
+        continuation.finish()
+    }
+    continuation.onTermination = { _ in forwarding.cancel() }
+    return stream
 }

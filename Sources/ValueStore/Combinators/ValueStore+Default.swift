@@ -34,7 +34,8 @@ extension ValueStore where Value: Sendable {
                     base = value
                 }
                 return stored ?? defaultValue
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

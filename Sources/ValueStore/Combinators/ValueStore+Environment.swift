@@ -41,7 +41,15 @@ extension ValueStore {
             load: { environment in try await load(transform(environment)) },
             save: { value, environment in try await save(value, transform(environment)) },
             remove: { environment in try await remove(transform(environment)) },
-            update: { environment, body in try await update(transform(environment), body) }
+            update: { environment, body in try await update(transform(environment), body) },
+            changeSignals: { environment in
+                do {
+                    return try changeSignals(transform(environment))
+                } catch {
+                    // No environment, no signals: the one load reports the failure.
+                    return AsyncStream { $0.finish() }
+                }
+            }
         )
     }
 

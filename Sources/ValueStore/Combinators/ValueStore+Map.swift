@@ -48,7 +48,8 @@ extension ValueStore {
                     return result
                 }
                 return try load(stored)
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 
@@ -112,7 +113,8 @@ extension ValueStore {
                 } catch {
                     throw transform(error)
                 }
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

@@ -37,7 +37,8 @@ extension ValueStore {
                     base = value ?? nil
                 }
                 return .some(stored)
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

@@ -69,7 +69,8 @@ extension ValueStore where Environment: Sendable {
                     value = nil
                 }
             },
-            update: migratingUpdate
+            update: migratingUpdate,
+            changeSignals: changeSignals
         )
     }
 }

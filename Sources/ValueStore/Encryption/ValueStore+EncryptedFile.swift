@@ -72,7 +72,8 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
                     reading: { try await encrypted.readDecrypted(with: keyring) },
                     storing: { try await encrypted.store($0, with: keyring) }
                 )
-            }
+            },
+            changeSignals: { _ in file.changeSignals() }
         )
     }
 }
@@ -180,7 +181,10 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
     ) -> Self {
         let store = ValueStore<EncryptionKeyring, Value>.encryptedFile(url, identity: identity, durability: durability)
         let label = store.label
-        return store.pullback(throwing: { (_: Void) in try vault.keyring(for: label) })
+        var unlocked = store.pullback(throwing: { (_: Void) in try vault.keyring(for: label) })
+        // The file's signals need no key: follow the file even while the vault is locked.
+        unlocked.changeSignals = { _ in FileChanges.shared.signals(forFileAt: url) }
+        return unlocked
     }
 }
 

@@ -122,6 +122,11 @@ struct DurableFile: Sendable {
         }
     }
 
+    /// Signals each change to the file, by this process or another (see ``FileChanges``).
+    func changeSignals() -> AsyncStream<Void> {
+        FileChanges.shared.signals(path: path, directory: directory)
+    }
+
     /// How errors name the store.
     var label: String { "file '\(path)'" }
 
@@ -264,7 +269,9 @@ extension DurableFile {
             isOpen = false
             try fileSystem.close(descriptor)
             step = "rename the temporary file over the target"
+            FileChanges.shared.willReplace(path, with: temporary)
             try fileSystem.rename(temporary, path)
+            FileChanges.shared.didChange(path)
         } catch {
             if isOpen {
                 closeQuietly(descriptor)
@@ -278,7 +285,9 @@ extension DurableFile {
     /// Removes the file; removing a missing file succeeds.
     func delete() throws {
         do {
+            FileChanges.shared.willRemove(path)
             try fileSystem.unlink(path)
+            FileChanges.shared.didChange(path)
         } catch let error as FileSystemError where error.isNotFound {
             return
         } catch {
@@ -307,7 +316,9 @@ extension DurableFile {
             .replacingOccurrences(of: ":", with: "")
         let aside = sibling("\(name).corrupt-\(stamp)-\(String(UInt16.random(in: .min ... .max), radix: 16))")
         do {
+            FileChanges.shared.willRemove(path)
             try fileSystem.rename(path, aside)
+            FileChanges.shared.didChange(path)
         } catch let error as FileSystemError where error.isNotFound {
             throw ValueStoreError(.notFound, store: label, reason: "there is no file to move aside")
         } catch {

@@ -54,7 +54,8 @@ extension ValueStore where Environment == Void, Value == Data {
                     reading: { try await file.readConcurrently() },
                     storing: { try await file.storeConcurrently($0) }
                 )
-            }
+            },
+            changeSignals: { _ in file.changeSignals() }
         )
     }
 }

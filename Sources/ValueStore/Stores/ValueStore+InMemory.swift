@@ -1,3 +1,5 @@
+public import Synchronization
+
 extension ValueStore where Value: Sendable {
     /// A store that keeps its value in memory, behind a lock: for tests, previews and state that
     /// must not outlive the process.
@@ -14,63 +16,108 @@ extension ValueStore where Value: Sendable {
     /// try await counter.load()   // 1
     /// ```
     ///
+    /// ``changes()`` reports each save, remove and update made through the store or its copies.
+    ///
     /// - Parameter initial: The value stored at first, or `nil` to start empty.
     /// - Returns: A store that holds its value in memory.
     @inlinable
     public static func inMemory(_ initial: Value? = nil) -> Self {
-        let box = Locked(InMemoryBox(value: initial))
-        let label = "in-memory store"
-        return Self(
+        inMemory(InMemoryBox(initial), label: "in-memory store")
+    }
+
+    /// A store over `box`, which other code may hold too (the deprecated `Reference` does).
+    @inlinable
+    static func inMemory(_ box: InMemoryBox<Value>, label: String) -> Self {
+        Self(
             label: label,
             load: { _ in
-                guard let value = box.withLock({ $0.value }) else {
+                guard let value = box.state.withLock({ $0.value }) else {
                     throw ValueStoreError(.notFound, store: label)
                 }
                 return value
             },
             save: { value, _ in
-                box.withLock { $0.set(value) }
+                box.store(value)
                 return value
             },
             remove: { _ in
-                box.withLock { $0.set(nil) }
+                box.store(nil)
             },
             update: { _, body in
                 // The body may await, so it runs outside the lock on a snapshot. The result
                 // commits only if no other write got in meanwhile; otherwise the body runs again
                 // on the newer value, so no write is ever lost.
                 while true {
-                    var (value, version) = box.withLock { ($0.value, $0.version) }
+                    var (value, version) = box.state.withLock { ($0.value, $0.version) }
                     try await body(&value)
-                    let committed = box.withLock { box in
-                        guard box.version == version else { return false }
-                        box.set(value)
-                        return true
-                    }
-                    if committed {
+                    if box.store(value, ifVersion: version) {
                         return value
                     }
                 }
-            }
+            },
+            changeSignals: { _ in box.signals() }
         )
     }
 }
 
-/// The value an in-memory store holds, and a count of its writes that lets an update tell whether
-/// another write got in while its body ran.
+/// The box behind an ``ValueStore/inMemory(_:)`` store: its value, a count of its writes (so an
+/// update can tell whether another write got in while its body ran) and how many streams follow
+/// it, under one lock, so a write that nobody observes pays for no more than a comparison; and
+/// the broadcaster of its changes.
 @usableFromInline
-struct InMemoryBox<Value> {
-    @usableFromInline var value: Value?
-    @usableFromInline var version: UInt64 = 0
+final class InMemoryBox<Value: Sendable>: Sendable {
+    @usableFromInline
+    struct State {
+        @usableFromInline var value: Value?
+        @usableFromInline var version: UInt64 = 0
+        @usableFromInline var streams = 0
 
-    @inlinable
-    init(value: Value?) {
-        self.value = value
+        @inlinable
+        init(value: Value?) {
+            self.value = value
+        }
     }
 
+    @usableFromInline let state: Mutex<State>
+    @usableFromInline let changes = ChangeBroadcaster()
+
     @inlinable
-    mutating func set(_ newValue: Value?) {
-        value = newValue
-        version &+= 1
+    init(_ value: Value?) {
+        state = Mutex(State(value: value))
+    }
+
+    /// Stores `newValue` (`nil`: nothing) and signals the streams that follow the store.
+    @inlinable
+    func store(_ newValue: Value?) {
+        let listened = state.withLock { state in
+            state.value = newValue
+            state.version &+= 1
+            return state.streams > 0
+        }
+        if listened {
+            changes.signalListeners()
+        }
+    }
+
+    /// Stores `newValue` only if no write came after `version`; returns whether it did.
+    @inlinable
+    func store(_ newValue: Value?, ifVersion version: UInt64) -> Bool {
+        let (stored, listened) = state.withLock { state in
+            guard state.version == version else { return (false, false) }
+            state.value = newValue
+            state.version &+= 1
+            return (true, state.streams > 0)
+        }
+        if listened {
+            changes.signalListeners()
+        }
+        return stored
+    }
+
+    /// A stream of change signals, counted while it lives.
+    @usableFromInline
+    func signals() -> AsyncStream<Void> {
+        state.withLock { $0.streams += 1 }
+        return changes.signals(onTermination: { [self] in state.withLock { $0.streams -= 1 } })
     }
 }

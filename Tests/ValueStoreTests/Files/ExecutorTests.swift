@@ -92,6 +92,26 @@ import Testing
         }
     }
 
+    @Test @MainActor func followingChangesNeverBlocksTheMainThread() async throws {
+        #expect(isOnMainActorThread())
+        try await TemporaryDirectory.with { directory in
+            let calls = SystemCalls()
+            let store = ValueStore<Void, Data>
+                .file(directory.appending(path: "count.json"), options: .default, fileSystem: calls.fileSystem)
+                .coded(Codec<Int, Data>.json)
+                .default(0)
+            var states = store.changes().makeAsyncIterator()
+            #expect(await states.next()?.summary == "0")
+            try await store.save(1)
+            #expect(await states.next()?.summary == "1")
+            let stored = await StoredValue.loaded(store, default: 0)
+            try await stored.set(2)
+            #expect(await states.next()?.summary == "2")
+            #expect(calls.count > 10)
+            #expect(calls.onMainThread == [])
+        }
+    }
+
     @Test @MainActor func theWitnessNoticesACallOnTheMainThread() throws {
         let calls = SystemCalls()
         _ = try? calls.fileSystem.open("/nonexistent/for-sure", O_RDONLY, 0)

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+
+@testable import ValueStore
+
+/// File stores: writes by other stores over the same path and by other processes arrive through
+/// `changes()`, a process's own write arrives once, and the watch is released with the last
+/// stream.
+@Suite struct FileChangesTests {
+    /// Saves `number` to the JSON file at `url` from another process (`"remove"` removes it).
+    static func save(_ number: String, to url: URL) throws {
+        let helper = try HelperProcess("save-json", url.path(percentEncoded: false), number)
+        #expect(helper.wait() == 0)
+    }
+
+    @Test func storesOverTheSamePathSeeEachOthersWrites() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let observed = ValueStore<Void, Int>.jsonFile(url)
+            let writer = ValueStore<Void, Int>.jsonFile(url).cached()
+            var states = observed.changes().makeAsyncIterator()
+            #expect(await states.next()?.summary == "absent")
+            try await writer.save(1)
+            #expect(await states.next()?.summary == "1")
+            try await writer.update { $0 += 1 }
+            #expect(await states.next()?.summary == "2")
+            try await writer.remove()
+            #expect(await states.next()?.summary == "absent")
+        }
+    }
+
+    @Test func aChangeByAnotherProcessArrives() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let log = StateLog(ValueStore<Void, Int>.jsonFile(url).default(0).changes())
+            #expect(await log.waitForLast("0"))
+            try Self.save("42", to: url)
+            #expect(await log.waitForLast("42"))
+            try Self.save("remove", to: url)
+            #expect(await log.waitForLast("0"))
+        }
+    }
+
+    @Test func aDamagedFileArrivesAsAFailureAndALaterGoodWriteAsAValue() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let store = ValueStore<Void, Int>.jsonFile(url)
+            try await store.save(1)
+            let log = StateLog(store.changes())
+            #expect(await log.waitForLast("1"))
+            try Data("{ not json".utf8).write(to: url)  // another tool, in place
+            #expect(await log.waitForLast("failed(corrupted)"))
+            try await store.save(2)
+            #expect(await log.waitForLast("2"))
+        }
+    }
+
+    @Test func aWriteOfThisProcessIsSignalledOnce() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let signals = Shared(0)
+            let counting = Task {
+                for await _ in ValueStore<Void, Int>.jsonFile(url).changeSignals(()) {
+                    signals.value += 1
+                }
+            }
+            defer { counting.cancel() }
+            try await Task.sleep(for: .milliseconds(50))  // lets the task subscribe
+            try await ValueStore<Void, Int>.jsonFile(url).save(1)
+            #expect(await eventually { signals.value >= 1 })
+            // Another process's write comes after this process's in the directory's event queue,
+            // so once it has arrived, a second signal for the first write would have too.
+            try Self.save("2", to: url)
+            #expect(await eventually { signals.value >= 2 })
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(signals.value == 2)
+        }
+    }
+
+    @Test func leavingTheLoopReleasesTheWatch() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let path = DurableFile(url, options: .default, fileSystem: .live)
+            let store = ValueStore<Void, Int>.jsonFile(url).default(0)
+            var watcher: DirectoryWatcher?
+            for await state in store.changes() {
+                #expect(state.summary == "0")
+                watcher = FileChanges.shared.watcher(of: path.directory)
+                break
+            }
+            let released = try #require(watcher)
+            #expect(!FileChanges.shared.isObserved(path.path))
+            #expect(FileChanges.shared.watcher(of: path.directory) == nil)
+            #expect(await eventually { released.isClosed })
+        }
+    }
+
+    @Test func cancellingTheTaskReleasesTheWatch() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let path = DurableFile(url, options: .default, fileSystem: .live)
+            let log = StateLog(ValueStore<Void, Int>.jsonFile(url).changes())
+            #expect(await log.waitForLast("absent"))
+            let watcher = try #require(FileChanges.shared.watcher(of: path.directory))
+            log.cancel()
+            #expect(await log.waitForLast("end"))
+            #expect(await eventually { !FileChanges.shared.isObserved(path.path) })
+            #expect(await eventually { watcher.isClosed })
+        }
+    }
+
+    @Test func oneWatchServesEveryStreamInADirectory() async throws {
+        try await TemporaryDirectory.with { directory in
+            let first = DurableFile(directory.appending(path: "a.json"), options: .default, fileSystem: .live)
+            var a = ValueStore<Void, Int>.jsonFile(directory.appending(path: "a.json")).changes().makeAsyncIterator()
+            var b = ValueStore<Void, Int>.jsonFile(directory.appending(path: "b.json")).changes().makeAsyncIterator()
+            _ = await a.next()
+            _ = await b.next()
+            let watcher = try #require(FileChanges.shared.watcher(of: first.directory))
+            a = ValueStore<Void, Int>.inMemory().changes().makeAsyncIterator()
+            #expect(FileChanges.shared.watcher(of: first.directory) === watcher)
+            #expect(!watcher.isClosed)
+            b = ValueStore<Void, Int>.inMemory().changes().makeAsyncIterator()
+            #expect(await eventually { watcher.isClosed })
+            _ = (a, b)
+        }
+    }
+
+    @Test func manySubscriptionsLeaveNothingBehind() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            let store = ValueStore<Void, Int>.jsonFile(url).default(0)
+            for value in 0..<50 {
+                var states = store.changes().makeAsyncIterator()
+                #expect(await states.next()?.summary == "\(value)")
+                try await store.save(value + 1)
+                #expect(await states.next()?.summary == "\(value + 1)")
+            }
+            #expect(!FileChanges.shared.isObserved(file.path))
+            #expect(FileChanges.shared.watcher(of: file.directory) == nil)
+        }
+    }
+
+    @Test func aCachedStoreReleasesItsWatchWhenItGoesAway() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            var cached: ValueStore<Void, Int>? = ValueStore<Void, Int>.jsonFile(url).cached()
+            #expect(try await cached?.optional().load() == .some(nil))
+            let watcher = try #require(FileChanges.shared.watcher(of: file.directory))
+            cached = nil
+            #expect(await eventually { watcher.isClosed })
+            #expect(!FileChanges.shared.isObserved(file.path))
+        }
+    }
+
+    @Test func cachedSeesAWriteByAnotherProcess() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            try await cached.save(1)
+            #expect(try await cached.load() == 1)
+            try Self.save("7", to: url)
+            #expect(try await eventually { try await cached.load() == 7 })
+        }
+    }
+
+    @Test func cachedSeesAWriteByAnotherStoreInThisProcess() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            #expect(try await cached.optional().load() == nil)
+            try await ValueStore<Void, Int>.jsonFile(url).save(3)
+            #expect(try await eventually { try await cached.optional().load() == 3 })
+        }
+    }
+
+    @Test func anEncryptedFileReportsWritesByAnotherStore() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "secret")
+            let key = EncryptionKey.random()
+            let writer = ValueStore<Void, String>.encryptedFile(url, key: key)
+            var states = ValueStore<Void, String>.encryptedFile(url, key: key).changes().makeAsyncIterator()
+            #expect(await states.next()?.summary == "absent")
+            try await writer.save("sk_1")
+            #expect(await states.next()?.summary == "sk_1")
+        }
+    }
+
+    @Test func anEncryptedFileBehindALockedVaultStillFollowsTheFile() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "secret")
+            let key = EncryptionKey.random()
+            let vault = KeyVault()
+            var states = ValueStore<Void, String>.encryptedFile(url, vault: vault).changes().makeAsyncIterator()
+            #expect(await states.next()?.summary == "failed(locked)")
+            try await ValueStore<Void, String>.encryptedFile(url, key: key).save("sk_1")
+            #expect(await states.next()?.summary == "failed(locked)")
+            vault.unlock(with: key)
+            try await ValueStore<Void, String>.encryptedFile(url, key: key).save("sk_2")
+            #expect(await states.next()?.summary == "sk_2")
+        }
+    }
+}
