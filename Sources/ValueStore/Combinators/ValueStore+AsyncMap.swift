@@ -55,7 +55,8 @@ extension ValueStore {
                     return converted
                 }
                 return try await load(stored)
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

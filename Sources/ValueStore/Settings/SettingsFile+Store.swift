@@ -15,8 +15,8 @@ extension SettingsFile {
     /// }
     /// ```
     ///
-    /// A load serves the decoded value from memory until this process commits a change to the
-    /// file. A save or remove joins the next group commit and returns once it is durable; an
+    /// A load serves the decoded value from memory until the file changes: through this process,
+    /// or through another process, which the file's watch reports (see ``ValueStore/changes()``). A save or remove joins the next group commit and returns once it is durable; an
     /// update runs its body under the file's locks, in a commit of its own.
     ///
     /// - Parameters:
@@ -57,8 +57,16 @@ extension SettingsFile {
                     entries[key] = try value.map { try Self.encode($0, label: label) }
                     return value
                 }
-            }
+            },
+            changeSignals: { _ in self.keySignals() }
         )
+    }
+
+    /// Signals after each change to the file's entries, for ``ValueStore/changes()`` on key stores.
+    @usableFromInline
+    func keySignals() -> AsyncStream<Void> {
+        startWatching()
+        return keyChanges.signals()
     }
 
     @usableFromInline

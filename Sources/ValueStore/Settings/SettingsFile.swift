@@ -48,7 +48,16 @@ public final class SettingsFile: Sendable {
         var entries: [String: PropertyListNode]?
         var pending: [PendingWrite] = []
         var isCommitting = false
+        /// Follows the file's changes by other stores and processes, from the first use on.
+        var watch: Task<Void, Never>?
     }
+
+    /// This file's number as a writer, so its watch skips the signals of its own commits, which
+    /// update the entries themselves (see ``ChangeOrigin``).
+    private let writer = ChangeOrigin.next()
+
+    /// Signals the key stores' streams after each change to the entries, once they are current.
+    let keyChanges = ChangeBroadcaster()
 
     /// Changes waiting for the next commit, and the caller waiting for it.
     private struct PendingWrite {
@@ -74,6 +83,10 @@ public final class SettingsFile: Sendable {
         file = DurableFile(url, options: options, fileSystem: fileSystem)
     }
 
+    deinit {
+        state.withLock { $0.watch?.cancel() }
+    }
+
     /// What errors name: "settings file '/path/settings.plist'".
     var label: String { "settings \(file.label)" }
 
@@ -91,8 +104,28 @@ extension SettingsFile {
         if let known = state.withLock({ state in state.entries.map { ($0, generation.load(ordering: .acquiring)) } }) {
             return known
         }
+        startWatching()
+        let before = generation.load(ordering: .acquiring)
         let entries = try await readEntriesConcurrently()
-        return (entries, publish(entries))
+        // Kept only if nothing changed during the read: a change signalled meanwhile may be
+        // newer than what was read.
+        return (entries, publish(entries, ifGeneration: before) ?? before)
+    }
+
+    /// Starts following the file's changes, once: a change made by another store over the file
+    /// or by another process makes the entries be read again.
+    func startWatching() {
+        state.withLock { state in
+            guard state.watch == nil else { return }
+            let changes = ChangeOrigin.$writer.withValue(writer) { file.changeSignals() }
+            state.watch = Task { [weak self] in
+                for await _ in changes {
+                    guard let self else { return }
+                    forgetEntries()
+                    keyChanges.signal()
+                }
+            }
+        }
     }
 
     /// Reads and parses the file off the caller's executor.
@@ -128,6 +161,16 @@ extension SettingsFile {
         }
     }
 
+    /// Makes `entries` the known contents, unless they changed since `generation`; returns the new
+    /// generation, or `nil` when the entries were not kept.
+    private func publish(_ entries: [String: PropertyListNode], ifGeneration expected: UInt64) -> UInt64? {
+        state.withLock { state in
+            guard generation.load(ordering: .acquiring) == expected else { return nil }
+            state.entries = entries
+            return generation.add(1, ordering: .releasing).newValue
+        }
+    }
+
     /// Forgets the known contents, so the next read goes to the file.
     private func forgetEntries() {
         state.withLock { state in
@@ -152,8 +195,11 @@ extension SettingsFile {
                 return true
             }
             if leads {
-                // The commits block, so they run on the global executor; the callers wait.
-                Task { await self.commitPendingWrites() }
+                // The commits block, so they run on the global executor; the callers wait. They
+                // run as this file's writer, so its own watch skips their signals.
+                ChangeOrigin.$writer.withValue(writer) {
+                    Task { await self.commitPendingWrites() }
+                }
             }
         }
     }
@@ -203,16 +249,22 @@ extension SettingsFile {
     func transaction<Result>(
         _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
     ) async throws -> Result {
+        startWatching()
         do {
-            return try await file.exclusively { _ in
-                let current = try await readEntriesConcurrently()
-                var entries = current
-                let result = try await body(&entries)
-                if entries != current {
-                    try await storeConcurrently(entries)
+            return try await ChangeOrigin.$writer.withValue(writer) {
+                try await file.exclusively { _ in
+                    let current = try await readEntriesConcurrently()
+                    var entries = current
+                    let result = try await body(&entries)
+                    if entries != current {
+                        try await storeConcurrently(entries)
+                    }
+                    publish(entries)
+                    if entries != current {
+                        keyChanges.signal()
+                    }
+                    return result
                 }
-                publish(entries)
-                return result
             }
         } catch {
             // The file may have changed in ways this process does not know; read it again.

@@ -17,6 +17,8 @@ extension ValueStore where Environment == Void, Value: PropertyListValue {
     ///   platforms a value that only the registration domain holds is absent too; Foundation on
     ///   Linux does not expose that domain, so there a registered default reads as stored until
     ///   this process saves or removes the key.
+    /// - **Changes.** ``changes()`` reports the writes made through any `userDefaults` store of
+    ///   the key in this process; not writes made by other code or other processes.
     /// - **Reads** run on the caller's executor, as UserDefaults reads are made to; writes move
     ///   off it.
     /// - **Writes** are atomic within the process: `update` holds a lock that this process's
@@ -50,7 +52,8 @@ extension ValueStore where Environment == Void, Value: PropertyListValue {
                     try await defaults.store(value)
                     return value
                 }
-            }
+            },
+            changeSignals: { _ in defaults.changes.signals() }
         )
     }
 }
@@ -80,6 +83,22 @@ struct UserDefaultsKey: Sendable {
         label = "UserDefaults key '\(key)'"
         suite = Locked(defaults)
         identity = "\u{0}\(key)"
+    }
+
+    /// One broadcaster per suite and key, so every store of a key in this process hears every
+    /// other's writes.
+    private static let broadcasters = Locked<[String: ChangeBroadcaster]>([:])
+
+    /// The signals of this key's writes through any of its stores in this process.
+    var changes: ChangeBroadcaster {
+        Self.broadcasters.withLock { broadcasters in
+            if let broadcaster = broadcasters[identity] {
+                return broadcaster
+            }
+            let broadcaster = ChangeBroadcaster()
+            broadcasters[identity] = broadcaster
+            return broadcaster
+        }
     }
 
     /// Keys this process removed, whose registered defaults must not read as stored values on
@@ -154,6 +173,7 @@ struct UserDefaultsKey: Sendable {
             defaults.removeObject(forKey: key)
             _ = Self.removed.withLock { $0.insert(identity) }
         }
+        changes.signal()
         #if !canImport(Darwin)
         // Foundation on Linux writes its property-list file only when asked.
         guard defaults.synchronize() else {

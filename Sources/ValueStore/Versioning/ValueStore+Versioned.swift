@@ -105,7 +105,8 @@ extension ValueStore where Value == Data {
                     return result
                 }
                 return try decode(stored)
-            }
+            },
+            changeSignals: changeSignals
         )
     }
 }

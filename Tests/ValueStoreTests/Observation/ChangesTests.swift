@@ -151,6 +151,25 @@ import ValueStore
         #expect(await codedStates.next()?.summary == "7")
     }
 
+    @Test func theAsynchronousMapAndVersionedPassChangesThrough() async throws {
+        let base = ValueStore<Void, Int>.inMemory()
+        var mapped = base.map(load: { stored async in "#\(stored)" }, save: { value async in Int(value.dropFirst())! })
+            .changes().makeAsyncIterator()
+        let bytes = ValueStore<Void, Data>.inMemory()
+        var versioned = bytes.versioned(Note.self).changes().makeAsyncIterator()
+        #expect(await mapped.next()?.summary == "absent")
+        #expect(await versioned.next()?.summary == "absent")
+        try await base.save(5)
+        #expect(await mapped.next()?.summary == "#5")
+        try await bytes.save(Data(#"{"version":1,"value":{"text":"hi"}}"#.utf8))
+        #expect(await versioned.next()?.summary == "Note(text: \"hi\")")
+    }
+
+    struct Note: VersionedValue {
+        static let version = 1
+        var text: String
+    }
+
     @Test func replacingObservesTheNewStore() async throws {
         let old = ValueStore<Void, Int>.inMemory(1)
         let new = ValueStore<Void, Int>.inMemory()

@@ -214,6 +214,40 @@ import ValueStoreTesting
         }
     }
 
+    // MARK: - Changes from elsewhere
+
+    @Test func aKeyFollowsChangesFromAnotherSettingsFileOverThePath() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            let theme = settings.store("theme", as: String.self)
+            try await theme.save("dark")
+            #expect(try await theme.load() == "dark")
+            let log = StateLog(theme.changes())
+            #expect(await log.waitForLast("dark"))
+            try await SettingsFile(url).store("theme", as: String.self).save("sepia")
+            #expect(await log.waitForLast("sepia"))
+            #expect(try await theme.load() == "sepia", "the warm value was dropped")
+            try await settings.store("theme", as: String.self).remove()
+            #expect(await log.waitForLast("absent"))
+        }
+    }
+
+    @Test func aWarmKeySeesAnotherProcessesCommit() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let counter = SettingsFile(url).store("counter", as: Int.self)
+            try await counter.save(1)
+            #expect(try await counter.load() == 1)
+            let log = StateLog(counter.changes())
+            #expect(await log.waitForLast("1"))
+            let writer = try HelperProcess("settings-increment", url.path(percentEncoded: false), "counter", "1")
+            #expect(writer.wait() == 0)
+            #expect(await log.waitForLast("2"))
+            #expect(try await counter.load() == 2)
+        }
+    }
+
     // MARK: - Processes
 
     @Test(arguments: [true, false])

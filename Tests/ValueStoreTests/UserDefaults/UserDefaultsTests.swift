@@ -106,6 +106,17 @@ struct TemporarySuite {
         }
     }
 
+    @Test func everyStoreOfAKeyHearsTheOthersWrites() async throws {
+        try await TemporarySuite.with { suite in
+            let log = StateLog(ValueStore<Void, Int>.userDefaults("count", suiteName: suite.name).changes())
+            #expect(await log.waitForLast("absent"))
+            try await ValueStore<Void, Int>.userDefaults("count", suiteName: suite.name).save(4)
+            #expect(await log.waitForLast("4"))
+            try await ValueStore<Void, Int>.userDefaults("count", suiteName: suite.name).remove()
+            #expect(await log.waitForLast("absent"))
+        }
+    }
+
     @Test func migratingOneKeyIntoAFile() async throws {
         try await TemporarySuite.with { suite in
             try await TemporaryDirectory.with { directory in
