@@ -118,6 +118,26 @@ enum Chain {
         }
     }
 
+    @Test func everyDataStoreCanBeVersioned() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await TemporarySuite.with { suite in
+                let settingsKey = SettingsFile(directory.appending(path: "settings.plist"))
+                    .store("profile", as: Data.self)
+                let defaults = ValueStore<Void, Data>.userDefaults("profile", suiteName: suite.name)
+                for base in [settingsKey, defaults] {
+                    try await ValueStoreLaws.check(base.versioned(Profile.self), samples: .ada, .grace)
+                    try await base.save(VersionedTests.v1)
+                    #expect(try await base.versioned(Profile.self).load().first == "Ada", "migrated from version 1")
+                    try await base.save(VersionedTests.v4)
+                    await #expect(throws: ValueStoreError.newerVersion) {
+                        try await base.versioned(Profile.self).save(.grace)
+                    }
+                    #expect(try await base.load() == VersionedTests.v4)
+                }
+            }
+        }
+    }
+
     @Test func theEnvelopeIsTheDocumentedBytes() async throws {
         let base = ValueStore<Void, Data>.inMemory()
         try await base.versioned(Profile.self).save(.ada)
