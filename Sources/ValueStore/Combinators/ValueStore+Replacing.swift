@@ -31,6 +31,7 @@ extension ValueStore where Environment: Sendable {
         let migratingUpdate: Update = { environment, body in
             var migrated = false
             let stored = try await self.update(environment) { value in
+                migrated = false  // a backend may run the body again
                 if value == nil {
                     do {
                         value = try await old.load(environment)
@@ -55,7 +56,12 @@ extension ValueStore where Environment: Sendable {
                     return try await self.load(environment)
                 } catch ValueStoreError.notFound {
                     // Look before locking: with nothing to migrate, a load writes nothing.
-                    _ = try await old.load(environment)
+                    do {
+                        _ = try await old.load(environment)
+                    } catch ValueStoreError.notFound {
+                        // A concurrent load may have just moved the value; read it from here.
+                        return try await self.load(environment)
+                    }
                     guard let stored = try await migratingUpdate(environment, { _ in }) else {
                         throw ValueStoreError(.notFound, store: self.label)
                     }
