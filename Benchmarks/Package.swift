@@ -46,11 +46,12 @@ let package = Package(
             path: "Benchmarks/ObservationBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // Not a package-benchmark suite: it measures latency between two processes, by clock.
+        // Not a package-benchmark suite: it measures latency between two processes, by clock. It
+        // lives outside Benchmarks/, where the benchmark plugin would run it as a suite.
         .executableTarget(
             name: "ObservationLatency",
             dependencies: [.product(name: "ValueStore", package: library)],
-            path: "Benchmarks/ObservationLatency"
+            path: "Latency/ObservationLatency"
         ),
     ],
     swiftLanguageModes: [.v6]
