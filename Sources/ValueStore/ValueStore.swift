@@ -51,6 +51,15 @@ public struct ValueStore<Environment, Value>: Sendable {
             _ environment: Environment
         ) async throws -> Void
 
+    /// Loads the value without suspending, when the store can answer from memory.
+    ///
+    /// It returns the value, throws what ``load`` would throw (``ValueStoreError/notFound`` for
+    /// absence), or returns `nil` to say "ask ``load``".
+    public typealias LoadImmediately =
+        @Sendable (
+            _ environment: Environment
+        ) throws -> Value?
+
     /// Reads the value, lets `body` change it, and writes the result, as one step.
     ///
     /// `body` sees the current value, or `nil` when none is stored. It may change it, or set it
@@ -129,6 +138,26 @@ public struct ValueStore<Environment, Value>: Sendable {
     ///   else; give ``init(label:load:save:remove:update:changeSignals:)`` your backend's own
     ///   source to see more.
     public var changeSignals: ChangeSignals
+
+    /// The store's synchronous fast path for loads, or `nil` when it has none.
+    ///
+    /// ```swift
+    /// let theme = ValueStore<Void, String>.inMemory("dark").default("light")
+    /// let now = try theme.loadImmediately?(())   // "dark", without an await
+    /// ```
+    ///
+    /// ``inMemory(_:)`` answers every load this way, and ``cached()`` answers its hits.
+    /// Combinators that only convert (``map(load:save:)-((Value)->NewValue,_)``, ``coded(_:)``,
+    /// ``mapError(_:)``, ``default(_:)``, ``optional()``, `pullback(_:)`, ``provide(_:)``,
+    /// ``require(_:)``) compose it, and their ``load`` tries it first. So a chain of them over an
+    /// in-memory store or a cache hit loads with one async call in all, instead of one per
+    /// layer. It returns `nil` when the store must wait (a cache miss, a file), and then ``load``
+    /// runs as usual.
+    ///
+    /// > Important: It must agree with ``load``. When you replace ``load`` on an existing store,
+    /// > set `loadImmediately` to `nil` or replace it too: combinators built on the store prefer
+    /// > it.
+    public var loadImmediately: LoadImmediately? = nil
 
     /// Creates a store from its operations.
     ///

@@ -17,6 +17,8 @@ public import ValueStore
 ///   another error and not a value.
 /// - **Round trip**: after saving a value, loading returns it; saving another replaces it.
 /// - **Save returns**: `save` returns what a following `load` returns.
+/// - **Immediate agrees**: when the store has a `loadImmediately` and it answers, it returns
+///   what `load` returns, and after a remove it throws `ValueStoreError.notFound`.
 ///
 /// > Important: The check saves and removes values: give it a store over scratch space. It
 /// > leaves the store empty.
@@ -66,6 +68,15 @@ public enum ValueStoreLaws {
                 throw StoreLawViolation(
                     law: "save returns",
                     details: "save returned \(returned) but load returned \(loaded)"
+                )
+            }
+            let immediate = try await attempt("immediate agrees", "loading immediately after saving \(sample)") {
+                try store.loadImmediately?(environment)
+            }
+            if let immediate, immediate != loaded {
+                throw StoreLawViolation(
+                    law: "immediate agrees",
+                    details: "loadImmediately returned \(immediate) but load returned \(loaded)"
                 )
             }
         }
@@ -129,10 +140,31 @@ public enum ValueStoreLaws {
         do {
             loaded = try await store.load(environment)
         } catch ValueStoreError.notFound {
+            try expectAbsentImmediately(store, environment: environment)
             return
         } catch {
             throw StoreLawViolation(law: law, details: "loading after a remove threw \(error), not notFound")
         }
         throw StoreLawViolation(law: law, details: "loading after a remove returned \(loaded)")
+    }
+
+    /// After a remove, `loadImmediately` throws `notFound` or defers to `load`.
+    private static func expectAbsentImmediately<Environment, Value>(
+        _ store: ValueStore<Environment, Value>,
+        environment: Environment
+    ) throws {
+        let immediate: Value?
+        do {
+            immediate = try store.loadImmediately?(environment) ?? nil
+        } catch ValueStoreError.notFound {
+            return
+        } catch {
+            throw StoreLawViolation(
+                law: "immediate agrees", details: "loadImmediately after a remove threw \(error), not notFound")
+        }
+        if let immediate {
+            throw StoreLawViolation(
+                law: "immediate agrees", details: "loadImmediately after a remove returned \(immediate)")
+        }
     }
 }

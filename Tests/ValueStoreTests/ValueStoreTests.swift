@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import ValueStore
@@ -124,5 +125,38 @@ import Testing
         let removed = try await store.update(()) { $0 = nil }
         #expect(removed == nil)
         #expect(calls.withLock { $0 } == ["load", "save 1", "load", "save 2", "load", "remove"])
+    }
+
+    // MARK: - Loading immediately
+
+    @Test func aChainOverMemoryLoadsImmediately() throws {
+        let memory = ValueStore<Void, Int>.inMemory(1)
+        let chain = memory.map(load: { $0 + 1 }, save: { $0 - 1 }).mapError { $0 }.default(0).require(Int.self)
+            .provide(0)
+        #expect(try chain.loadImmediately?(()) == 2)
+        let absent = ValueStore<Void, Int>.inMemory()
+        #expect(try absent.default(7).loadImmediately?(()) == 7)
+        #expect(try absent.optional().loadImmediately?(()) == .some(nil), "absence is the value nil")
+        #expect(throws: Boom()) { try absent.mapError { _ in Boom() }.loadImmediately?(()) }
+        #expect(throws: ValueStoreError.notFound) { try absent.map(load: { $0 }, save: { $0 }).loadImmediately?(()) }
+    }
+
+    @Test func storesThatMustWaitHaveNoImmediateLoad() async throws {
+        try await TemporaryDirectory.with { directory in
+            let file = ValueStore<Void, Int>.jsonFile(directory.appending(path: "count.json"))
+            #expect(file.loadImmediately == nil)
+            #expect(file.default(0).map(load: { $0 }, save: { $0 }).loadImmediately == nil)
+            let cached = file.cached()
+            #expect(try cached.loadImmediately?(()) == .some(nil), "a miss asks load")
+            try await cached.save(3)
+            #expect(try cached.loadImmediately?(()) == 3, "a hit answers")
+        }
+    }
+
+    @Test func aReplacedLoadIsNeverBypassed() async throws {
+        var store = ValueStore<Void, Int>.inMemory(1)
+        store.load = { _ in 42 }
+        store.loadImmediately = nil
+        #expect(try await store.default(0).map(load: { $0 }, save: { $0 }).load() == 42)
     }
 }

@@ -29,7 +29,7 @@ extension ValueStore where Environment == Void, Value: Sendable {
     @inlinable
     public func cached() -> Self {
         let cache = MemoryCache<Value>()
-        return Self(
+        var store = Self(
             label: label,
             load: { _ in
                 // A hit answers here, synchronously: `cache.load` checks again under its lock,
@@ -60,6 +60,9 @@ extension ValueStore where Environment == Void, Value: Sendable {
                 signals(self.changeSignals(()), before: { cache.invalidate() })
             }
         )
+        // A hit answers without suspending; a miss asks `load`.
+        store.loadImmediately = { _ in cache.cachedValue }
+        return store
     }
 }
 

@@ -16,10 +16,22 @@ extension ValueStore where Value: Sendable {
     /// - Returns: A store that never reports absence; `update` through it stays atomic.
     @inlinable
     public func `default`(_ defaultValue: Value) -> Self {
-        Self(
+        let immediately = loadImmediately.map { inner -> LoadImmediately in
+            { environment in
+                do {
+                    return try inner(environment)
+                } catch ValueStoreError.notFound {
+                    return defaultValue
+                }
+            }
+        }
+        var store = Self(
             label: label,
             load: { environment in
                 do {
+                    if let immediately, let value = try immediately(environment) {
+                        return value
+                    }
                     return try await self.load(environment)
                 } catch ValueStoreError.notFound {
                     return defaultValue
@@ -37,6 +49,8 @@ extension ValueStore where Value: Sendable {
             },
             changeSignals: changeSignals
         )
+        store.loadImmediately = immediately
+        return store
     }
 }
 

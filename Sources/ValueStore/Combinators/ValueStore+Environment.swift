@@ -36,9 +36,17 @@ extension ValueStore {
     func pullback<NewEnvironment>(
         throwing transform: @escaping @Sendable (_ environment: NewEnvironment) throws -> Environment
     ) -> ValueStore<NewEnvironment, Value> {
-        ValueStore<NewEnvironment, Value>(
+        let immediately = loadImmediately.map { inner -> ValueStore<NewEnvironment, Value>.LoadImmediately in
+            { environment in try inner(transform(environment)) }
+        }
+        var store = ValueStore<NewEnvironment, Value>(
             label: label,
-            load: { environment in try await load(transform(environment)) },
+            load: { environment in
+                if let immediately, let value = try immediately(environment) {
+                    return value
+                }
+                return try await load(transform(environment))
+            },
             save: { value, environment in try await save(value, transform(environment)) },
             remove: { environment in try await remove(transform(environment)) },
             update: { environment, body in try await update(transform(environment), body) },
@@ -51,6 +59,8 @@ extension ValueStore {
                 }
             }
         )
+        store.loadImmediately = immediately
+        return store
     }
 
     /// The same store, reading its environment from a wider one through a key path.

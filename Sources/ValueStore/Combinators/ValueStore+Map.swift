@@ -24,9 +24,17 @@ extension ValueStore {
         load: @escaping @Sendable (_ stored: Value) throws -> NewValue,
         save: @escaping @Sendable (_ value: NewValue) throws -> Value
     ) -> ValueStore<Environment, NewValue> {
-        ValueStore<Environment, NewValue>(
+        let immediately = loadImmediately.map { inner -> ValueStore<Environment, NewValue>.LoadImmediately in
+            { environment in try inner(environment).map(load) }
+        }
+        var store = ValueStore<Environment, NewValue>(
             label: label,
-            load: { environment in try load(await self.load(environment)) },
+            load: { environment in
+                if let immediately, let value = try immediately(environment) {
+                    return value
+                }
+                return try load(await self.load(environment))
+            },
             save: { value, environment in
                 let converted = try save(value)
                 let stored = try await self.save(converted, environment)
@@ -51,6 +59,8 @@ extension ValueStore {
             },
             changeSignals: changeSignals
         )
+        store.loadImmediately = immediately
+        return store
     }
 
     /// The same store, replacing the errors it throws.
@@ -71,9 +81,22 @@ extension ValueStore {
     public func mapError(
         _ transform: @escaping @Sendable (_ error: any Error) -> any Error
     ) -> Self {
-        Self(
+        let immediately = loadImmediately.map { inner -> LoadImmediately in
+            { environment in
+                do {
+                    return try inner(environment)
+                } catch {
+                    throw transform(error)
+                }
+            }
+        }
+        var store = Self(
             label: label,
             load: { environment in
+                // Its errors are transformed already.
+                if let immediately, let value = try immediately(environment) {
+                    return value
+                }
                 do {
                     return try await self.load(environment)
                 } catch {
@@ -116,6 +139,8 @@ extension ValueStore {
             },
             changeSignals: changeSignals
         )
+        store.loadImmediately = immediately
+        return store
     }
 }
 

@@ -13,10 +13,23 @@ extension ValueStore {
     ///   atomic, and an update that sets `nil` removes.
     @inlinable
     public func optional() -> ValueStore<Environment, Value?> {
-        ValueStore<Environment, Value?>(
+        let immediately = loadImmediately.map { inner -> ValueStore<Environment, Value?>.LoadImmediately in
+            { environment in
+                do {
+                    // `nil` asks `load`; `.some(nil)` is the absent value.
+                    return try inner(environment).map { .some($0) }
+                } catch ValueStoreError.notFound {
+                    return .some(nil)
+                }
+            }
+        }
+        var store = ValueStore<Environment, Value?>(
             label: label,
             load: { environment in
                 do {
+                    if let immediately, let value = try immediately(environment) {
+                        return value
+                    }
                     return try await self.load(environment)
                 } catch ValueStoreError.notFound {
                     return nil
@@ -40,5 +53,7 @@ extension ValueStore {
             },
             changeSignals: changeSignals
         )
+        store.loadImmediately = immediately
+        return store
     }
 }

@@ -28,7 +28,7 @@ extension ValueStore where Value: Sendable {
     /// A store over `box`, which other code may hold too (the deprecated `Reference` does).
     @inlinable
     static func inMemory(_ box: InMemoryBox<Value>, label: String) -> Self {
-        Self(
+        var store = Self(
             label: label,
             load: { _ in
                 guard let value = box.state.withLock({ $0.value }) else {
@@ -57,6 +57,13 @@ extension ValueStore where Value: Sendable {
             },
             changeSignals: { _ in box.signals() }
         )
+        store.loadImmediately = { _ in
+            guard let value = box.state.withLock({ $0.value }) else {
+                throw ValueStoreError(.notFound, store: label)
+            }
+            return value
+        }
+        return store
     }
 }
 

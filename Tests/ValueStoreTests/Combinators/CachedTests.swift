@@ -12,6 +12,7 @@ import ValueStoreTesting
             if delay > .zero { try await Task.sleep(for: delay) }
             return try await box.load(environment)
         }
+        store.loadImmediately = nil  // the replaced load must not be bypassed
         return store
     }
 

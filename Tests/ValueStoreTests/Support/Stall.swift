@@ -41,6 +41,7 @@ final class Stall: Sendable {
                 await pause()
                 return value
             }
+            store.loadImmediately = nil  // the replaced load must not be bypassed
             return store
         }
     }

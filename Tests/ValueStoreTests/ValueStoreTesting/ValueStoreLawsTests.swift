@@ -20,6 +20,14 @@ import ValueStoreTesting
         #expect(found?.details.hasPrefix("loading after saving 1 threw No value is stored") == true)
     }
 
+    @Test func catchesAnImmediateLoadThatDisagreesWithLoad() async throws {
+        var stale = ValueStore<Void, Int>.inMemory()
+        stale.loadImmediately = { _ in 1 }
+        let found = await violation(of: stale)
+        #expect(found?.law == "immediate agrees")
+        #expect(found?.details == "loadImmediately after a remove returned 1")
+    }
+
     @Test func catchesAStoreThatNeverForgets() async throws {
         #expect(await violation(of: .constant(0))?.law == "absent is notFound")
     }
