@@ -94,6 +94,9 @@ public struct ValueStore<Environment, Value>: Sendable {
     public var label: String
 
     /// Loads the value, or throws ``ValueStoreError/notFound`` when none is stored.
+    ///
+    /// > Important: When you assign a new `load`, set ``loadImmediately`` to `nil` or replace it
+    /// > too: combinators built on the store try ``loadImmediately`` first.
     public var load: Load
 
     /// Saves the value and returns it as it was stored.
