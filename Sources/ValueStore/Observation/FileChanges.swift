@@ -47,13 +47,21 @@ final class FileChanges: Sendable {
     func signals(path: String, directory: String) -> AsyncStream<Void> {
         let broadcaster = state.withLock { state in
             state.paths[path, default: Path()].streams += 1
-            if state.directories[directory] == nil {
+            // A directory missing when the first stream started had no watch; each new stream
+            // tries again, so one created since is watched from then on.
+            if state.directories[directory]?.watcher == nil {
                 // Creating the watch makes a few non-blocking system calls (inotify_init1,
                 // inotify_add_watch, pipe) and starts the thread that reads it.
                 let watcher = DirectoryWatcher(directory: directory) { [weak self] name in
                     self?.externalChange(in: directory, name: name)
                 }
-                state.directories[directory] = Directory(watcher: watcher)
+                if let existing = state.directories[directory] {
+                    if watcher != nil {
+                        state.directories[directory] = Directory(watcher: watcher, streams: existing.streams)
+                    }
+                } else {
+                    state.directories[directory] = Directory(watcher: watcher)
+                }
             }
             state.directories[directory]!.streams += 1
             return state.paths[path]!.broadcaster

@@ -50,6 +50,9 @@ public final class SettingsFile: Sendable {
         var isCommitting = false
         /// Follows the file's changes by other stores and processes, from the first use on.
         var watch: Task<Void, Never>?
+        /// Whether the watch sees other processes: not when the directory was missing as it
+        /// started, until a commit creates the directory and the watch starts again.
+        var watchesTheDirectory = false
     }
 
     /// This file's number as a writer, so its watch skips the signals of its own commits, which
@@ -118,6 +121,7 @@ extension SettingsFile {
         state.withLock { state in
             guard state.watch == nil else { return }
             let changes = ChangeOrigin.$writer.withValue(writer) { file.changeSignals() }
+            state.watchesTheDirectory = FileChanges.shared.watcher(of: file.directory) != nil
             state.watch = Task { [weak self] in
                 for await _ in changes {
                     guard let self else { return }
@@ -159,6 +163,19 @@ extension SettingsFile {
             state.entries = entries
             return generation.add(1, ordering: .releasing).newValue
         }
+    }
+
+    /// Restarts the watch if it started before the directory existed, so that other processes'
+    /// changes are seen once a commit has created it.
+    private func watchAgainIfTheDirectoryWasMissing() {
+        let stale = state.withLock { state -> Task<Void, Never>? in
+            guard state.watch != nil, !state.watchesTheDirectory else { return nil }
+            defer { state.watch = nil }
+            return state.watch
+        }
+        guard let stale else { return }
+        stale.cancel()
+        startWatching()
     }
 
     /// Makes `entries` the known contents, unless they changed since `generation`; returns the new
@@ -263,6 +280,7 @@ extension SettingsFile {
                     if entries != current {
                         keyChanges.signal()
                     }
+                    watchAgainIfTheDirectoryWasMissing()
                     return result
                 }
             }

@@ -248,6 +248,21 @@ import ValueStoreTesting
         }
     }
 
+    @Test func aFileWhoseDirectoryCameLaterStillSeesOtherProcesses() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "not/yet/settings.plist")
+            let counter = SettingsFile(url).store("counter", as: Int.self)
+            await #expect(throws: ValueStoreError.notFound) { try await counter.load() }  // watches, no directory
+            try await counter.save(1)  // creates the directory
+            let log = StateLog(counter.changes())
+            #expect(await log.waitForLast("1"))
+            let writer = try HelperProcess("settings-increment", url.path(percentEncoded: false), "counter", "1")
+            #expect(writer.wait() == 0)
+            #expect(await log.waitForLast("2"))
+            #expect(try await counter.load() == 2)
+        }
+    }
+
     // MARK: - Processes
 
     @Test(arguments: [true, false])
