@@ -42,10 +42,11 @@ extension ValueStore {
         var store = ValueStore<NewEnvironment, Value>(
             label: label,
             load: { environment in
-                if let immediately, let value = try immediately(environment) {
+                let base = try transform(environment)
+                if let inner = loadImmediately, let value = try inner(base) {
                     return value
                 }
-                return try await load(transform(environment))
+                return try await load(base)
             },
             save: { value, environment in try await save(value, transform(environment)) },
             remove: { environment in try await remove(transform(environment)) },

@@ -13,12 +13,14 @@ extension ValueStore where Environment: Sendable {
     ///   from `old`, so a stale old value never comes back.
     /// - `save` writes this store only.
     /// - `update` migrates the same way inside its own transaction before `body` runs.
-    /// - `remove` removes from `old`, then from this store, inside this store's transaction.
+    /// - `remove` removes from `old`, then from this store.
     ///
-    /// Every write that touches `old` runs inside this store's transaction, so a migration that
-    /// raced with a save, an update or a remove writes nothing: it finds this store holding a
-    /// value, or `old` empty, and the load returns what the store holds now. On file stores the
-    /// transaction holds the file's lock, so this holds across processes too.
+    /// A migration reads `old` inside this store's transaction, so one that raced with a save,
+    /// an update or a remove writes nothing: it finds this store holding a value, or `old`
+    /// empty, and the load returns what the store holds now; or a remove that started before it
+    /// removes what it wrote. On file stores the transaction holds the file's lock, so this holds
+    /// across processes too. No operation holds one store's lock while writing the other, so two
+    /// keys of one ``SettingsFile`` can replace each other.
     ///
     /// > Important: Any error other than absence, from either store, propagates: corrupt new
     /// > data is never papered over with old data.
@@ -70,10 +72,11 @@ extension ValueStore where Environment: Sendable {
             },
             save: { value, environment in try await self.save(value, environment) },
             remove: { environment in
-                _ = try await self.update(environment) { value in
-                    try await old.remove(environment)
-                    value = nil
-                }
+                // Old first: a crash in between leaves this store's value, never an old one to
+                // migrate back. A migration racing with this reads `old` inside this store's
+                // transaction, so it finds nothing, or its write is removed next.
+                try await old.remove(environment)
+                try await self.remove(environment)
             },
             update: migratingUpdate,
             changeSignals: changeSignals

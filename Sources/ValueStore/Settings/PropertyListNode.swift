@@ -75,6 +75,12 @@ extension PropertyListNode {
             self = .boolean(number.boolValue)
             return
         }
+        #else
+        // Foundation on Linux boxes Booleans in a class of their own too.
+        if type(of: number) == type(of: NSNumber(value: true)) {
+            self = .boolean(number.boolValue)
+            return
+        }
         #endif
         switch String(cString: number.objCType) {
         case "f", "d":

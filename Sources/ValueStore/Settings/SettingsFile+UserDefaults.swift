@@ -9,8 +9,10 @@ extension SettingsFile {
     ///   so no list of Boolean keys is needed.
     /// - Keys already in the file are skipped, and so are keys UserDefaults does not store
     ///   (registered defaults are not stored values), so importing twice changes nothing.
-    /// - The imported keys are removed from UserDefaults only after the commit is durable; a
-    ///   failed commit leaves UserDefaults as it was.
+    /// - The imported keys are removed from UserDefaults only after the commit is durable, and
+    ///   only if UserDefaults still holds what was imported; a failed commit leaves UserDefaults
+    ///   as it was. A key whose value the file already holds is removed from UserDefaults too, so
+    ///   an import interrupted after its commit finishes on the next call.
     ///
     /// - Parameters:
     ///   - suiteName: The suite to import from; `nil` for `UserDefaults.standard`.
@@ -27,16 +29,22 @@ extension SettingsFile {
             }
         }
         guard !found.isEmpty else { return [] }
-        let imported = try await transaction { entries in
+        let (imported, inFile) = try await transaction { entries in
             var imported: [String] = []
             for (key, node) in found where entries[key] == nil {
                 entries[key] = node
                 imported.append(key)
             }
-            return imported
+            return (imported, entries)
         }
-        for key in imported {
-            try await UserDefaultsKey(key, suiteName: suiteName).removeValue()
+        // Only what the file now holds, unchanged in UserDefaults since it was read, leaves
+        // UserDefaults: a value written meanwhile stays, and an import cut short by a failure
+        // here finishes on the next call.
+        for (key, node) in found where inFile[key] == node {
+            let defaults = UserDefaultsKey(key, suiteName: suiteName)
+            if try defaults.storedNode() == node {
+                try await defaults.removeValue()
+            }
         }
         return imported
     }

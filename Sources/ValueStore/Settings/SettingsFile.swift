@@ -108,8 +108,14 @@ extension SettingsFile {
             return known
         }
         startWatching()
+        watchAgainIfTheDirectoryWasMissing()
         let before = generation.load(ordering: .acquiring)
         let entries = try await readEntriesConcurrently()
+        // Without a watch of the directory (it does not exist yet), nothing would say when
+        // another process writes: the entries are read again on every load until there is one.
+        guard state.withLock({ $0.watchesTheDirectory }) else {
+            return (entries, before)
+        }
         // Kept only if nothing changed during the read: a change signalled meanwhile may be
         // newer than what was read.
         return (entries, publish(entries, ifGeneration: before) ?? before)
@@ -126,7 +132,9 @@ extension SettingsFile {
                 for await _ in changes {
                     guard let self else { return }
                     forgetEntries()
-                    keyChanges.signal()
+                    // Never this file's own write, whatever writer started the watch: tell every
+                    // key stream, a cache's included.
+                    keyChanges.signalAll()
                 }
             }
         }
@@ -204,6 +212,15 @@ extension SettingsFile {
     /// that commit is durable.
     @usableFromInline
     func write(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
+        if let open = Self.openTransaction, open.file == ObjectIdentifier(self) {
+            // Joins the transaction this task has open on the file; it commits with it.
+            open.entries.withLock { entries in
+                for change in changes {
+                    entries[change.key] = change.node
+                }
+            }
+            return
+        }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let leads = state.withLock { state in
                 state.pending.append(PendingWrite(changes: changes, continuation: continuation))
@@ -266,13 +283,21 @@ extension SettingsFile {
     func transaction<Result>(
         _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
     ) async throws -> Result {
+        if let open = Self.openTransaction, open.file == ObjectIdentifier(self) {
+            // Inside this file's own transaction, on this task (an update's body that writes
+            // another key, a move between two keys): join it, rather than wait for its lock.
+            return try await open.run(body)
+        }
         startWatching()
         do {
             return try await ChangeOrigin.$writer.withValue(writer) {
                 try await file.exclusively { _ in
                     let current = try await readEntriesConcurrently()
-                    var entries = current
-                    let result = try await body(&entries)
+                    let open = OpenTransaction(file: ObjectIdentifier(self), entries: current)
+                    let result = try await Self.$openTransaction.withValue(open) {
+                        try await open.run(body)
+                    }
+                    let entries = open.entries.withLock { $0 }
                     if entries != current {
                         try await storeConcurrently(entries)
                     }
@@ -288,6 +313,41 @@ extension SettingsFile {
             // The file may have changed in ways this process does not know; read it again.
             forgetEntries()
             throw error
+        }
+    }
+
+    /// The transaction this task has open on a settings file, if any.
+    @TaskLocal static var openTransaction: OpenTransaction?
+
+    /// A transaction in progress: the entries it will commit, which writes from inside it, on the
+    /// same task and the same file, change too.
+    final class OpenTransaction: Sendable {
+        let file: ObjectIdentifier
+        /// Only the task that opened the transaction reads and writes them.
+        let entries: Locked<[String: PropertyListNode]>
+
+        init(file: ObjectIdentifier, entries: [String: PropertyListNode]) {
+            self.file = file
+            self.entries = Locked(entries)
+        }
+
+        /// Runs `body` on a copy of the entries and, if it returns, applies the keys it changed;
+        /// writes made from inside it, to other keys, stay.
+        func run<Result>(
+            _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
+        ) async throws -> Result {
+            let before = self.entries.withLock { $0 }
+            var after = before
+            let result = try await body(&after)
+            self.entries.withLock { [after] entries in
+                for (key, node) in after where before[key] != node {
+                    entries[key] = node
+                }
+                for key in before.keys where after[key] == nil {
+                    entries[key] = nil
+                }
+            }
+            return result
         }
     }
 

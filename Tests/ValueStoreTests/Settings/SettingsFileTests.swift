@@ -142,6 +142,57 @@ import ValueStoreTesting
         }
     }
 
+    // MARK: - Keys of one file together
+
+    @Test func keysOfOneFileMoveAndReplaceEachOtherWithoutDeadlock() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            let oldTheme = settings.store("theme", as: String.self)
+            let appearance = settings.store("appearance", as: String.self)
+            try await oldTheme.save("dark")
+            #expect(try await oldTheme.move(to: appearance) == "dark")
+            await #expect(throws: ValueStoreError.notFound) { try await oldTheme.load() }
+            #expect(try await appearance.load() == "dark")
+
+            try await oldTheme.save("light")
+            try await appearance.remove()
+            let migrating = appearance.replacing(oldTheme)
+            #expect(try await migrating.load() == "light")
+            try await migrating.remove()
+            let reopened = SettingsFile(url)
+            await #expect(throws: ValueStoreError.notFound) {
+                try await reopened.store("theme", as: String.self).load()
+            }
+            await #expect(throws: ValueStoreError.notFound) {
+                try await reopened.store("appearance", as: String.self).load()
+            }
+        }
+    }
+
+    @Test func anUpdateThatWritesAnotherKeyOfItsFileCommitsBoth() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            let launches = settings.store("launches", as: Int.self).default(0)
+            let lastLaunch = settings.store("lastLaunch", as: String.self)
+            try await launches.update { count in
+                count += 1
+                try await lastLaunch.save("launch \(count)")
+            }
+            let reopened = SettingsFile(url)
+            #expect(try await reopened.store("launches", as: Int.self).load() == 1)
+            #expect(try await reopened.store("lastLaunch", as: String.self).load() == "launch 1")
+            await #expect(throws: Boom()) {
+                try await launches.update { _ in
+                    try await lastLaunch.save("never")
+                    throw Boom()
+                }
+            }
+            #expect(try await SettingsFile(url).store("lastLaunch", as: String.self).load() == "launch 1")
+        }
+    }
+
     // MARK: - Group commit and atomic updates
 
     @Test func concurrentWritersShareCommits() async throws {
@@ -260,6 +311,17 @@ import ValueStoreTesting
             #expect(writer.wait() == 0)
             #expect(await log.waitForLast("2"))
             #expect(try await counter.load() == 2)
+        }
+    }
+
+    @Test func aReaderWhoseDirectoryCameLaterSeesAnotherProcessesFirstCommit() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "not/yet/settings.plist")
+            let counter = SettingsFile(url).store("counter", as: Int.self)
+            await #expect(throws: ValueStoreError.notFound) { try await counter.load() }  // no directory
+            let writer = try HelperProcess("settings-increment", url.path(percentEncoded: false), "counter", "1")
+            #expect(writer.wait() == 0)
+            #expect(try await counter.load() == 1, "nothing read before the directory existed is kept")
         }
     }
 
