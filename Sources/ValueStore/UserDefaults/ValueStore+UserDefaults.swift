@@ -166,20 +166,32 @@ struct UserDefaultsKey: Sendable {
     }
 
     private func store<Value: PropertyListValue>(_ value: Value?, in defaults: UserDefaults) throws {
+        #if !canImport(Darwin)
+        // Foundation on Linux writes its property-list file only when asked; if that fails, the
+        // value stored before is put back, so a failed save leaves it as it was.
+        let previous = defaults.object(forKey: key).flatMap { isStored(in: defaults) ? $0 : nil }
+        #endif
         if let value {
             defaults.set(value.propertyListObject, forKey: key)
-            _ = Self.removed.withLock { $0.remove(identity) }
         } else {
             defaults.removeObject(forKey: key)
-            _ = Self.removed.withLock { $0.insert(identity) }
         }
-        changes.signal()
         #if !canImport(Darwin)
-        // Foundation on Linux writes its property-list file only when asked.
         guard defaults.synchronize() else {
-            throw ValueStoreError(.io, store: label, reason: "UserDefaults could not write its file")
+            if let previous {
+                defaults.set(previous, forKey: key)
+            } else {
+                defaults.removeObject(forKey: key)
+            }
+            throw ValueStoreError(.io, store: label, reason: "UserDefaults could not write its file; nothing changed")
         }
         #endif
+        if value == nil {
+            _ = Self.removed.withLock { $0.insert(identity) }
+        } else {
+            _ = Self.removed.withLock { $0.remove(identity) }
+        }
+        changes.signal()
     }
 
     /// Runs `body` holding this process's lock for the key.
