@@ -117,25 +117,6 @@ struct TemporarySuite {
         }
     }
 
-    #if os(Linux)
-    @Test func aSaveUserDefaultsCannotWriteLeavesTheValueAsItWas() async throws {
-        try await TemporarySuite.with { suite in
-            let config =
-                ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
-                ?? FileManager.default.homeDirectoryForCurrentUser.appending(path: ".config")
-            let file = config.appending(path: "\(suite.name).plist")
-            let count = ValueStore<Void, Int>.userDefaults("count", suiteName: suite.name)
-            try await count.save(1)
-            // A directory where Foundation writes the suite's file: every write of it fails.
-            try FileManager.default.removeItem(at: file)
-            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
-            defer { try? FileManager.default.removeItem(at: file) }
-            await #expect(throws: ValueStoreError(.io)) { try await count.save(2) }
-            #expect(try await count.load() == 1, "the failed save changed nothing")
-        }
-    }
-    #endif
-
     @Test func migratingOneKeyIntoAFile() async throws {
         try await TemporarySuite.with { suite in
             try await TemporaryDirectory.with { directory in
