@@ -27,30 +27,11 @@ extension ValueStoreError {
                 reason: "the data is not valid \(format ?? "input")" + (detail.map { ": \($0)" } ?? ""),
                 underlyingError: error
             )
-        case .dataCorrupted(let context):
+        case .dataCorrupted(let context), .typeMismatch(_, let context):
             self.init(
-                .decodingFailed,
-                reason: "invalid value at \(context.codingPath.readable): \(context.debugDescription)",
-                underlyingError: error
-            )
-        case .typeMismatch(let type, let context):
-            self.init(
-                .decodingFailed,
-                reason: "expected \(type) at \(context.codingPath.readable): \(context.debugDescription)",
-                underlyingError: error
-            )
-        case .valueNotFound(let type, let context):
-            self.init(
-                .decodingFailed,
-                reason: "missing \(type) at \(context.codingPath.readable)",
-                underlyingError: error
-            )
-        case .keyNotFound(let key, let context):
-            self.init(
-                .decodingFailed,
-                reason: "missing key '\(key.stringValue)' at \(context.codingPath.readable)",
-                underlyingError: error
-            )
+                .decodingFailed, reason: "\(error.summary): \(context.debugDescription)", underlyingError: error)
+        case .valueNotFound, .keyNotFound:
+            self.init(.decodingFailed, reason: error.summary, underlyingError: error)
         @unknown default:
             self.init(.decodingFailed, reason: "the \(format ?? "codec") decoder failed", underlyingError: error)
         }
@@ -62,17 +43,51 @@ extension ValueStoreError {
             self = error
             return
         }
-        if case .invalidValue(let value, let context) = error as? EncodingError {
+        if let error = error as? EncodingError, case .invalidValue(_, let context) = error {
             self.init(
                 .encodingFailed,
-                reason:
-                    "\(type(of: value)) at \(context.codingPath.readable) cannot be encoded as \(format ?? "the stored type"): "
-                    + context.debugDescription,
+                reason: error.summary(format: format ?? "the stored type") + ": " + context.debugDescription,
                 underlyingError: error
             )
             return
         }
         self.init(.encodingFailed, reason: "the \(format ?? "codec") encoder failed", underlyingError: error)
+    }
+}
+
+extension DecodingError {
+    /// What went wrong and where, quoting nothing of the data: `expected Int at settings.count`.
+    var summary: String {
+        switch self {
+        case .dataCorrupted(let context): "invalid value at \(context.codingPath.readable)"
+        case .typeMismatch(let type, let context): "expected \(type) at \(context.codingPath.readable)"
+        case .valueNotFound(let type, let context): "missing \(type) at \(context.codingPath.readable)"
+        case .keyNotFound(let key, let context):
+            "missing key '\(key.stringValue)' at \(context.codingPath.readable)"
+        @unknown default: "the value could not be decoded"
+        }
+    }
+
+    /// Where in the value it went wrong, as `settings.recent[2].name`.
+    var readableCodingPath: String? {
+        switch self {
+        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
+            .keyNotFound(_, let context):
+            context.codingPath.readable
+        @unknown default: nil
+        }
+    }
+}
+
+extension EncodingError {
+    /// What went wrong and where, quoting nothing of the value: `Double at ratio cannot be encoded
+    /// as JSON`.
+    func summary(format: String) -> String {
+        switch self {
+        case .invalidValue(let value, let context):
+            "\(type(of: value)) at \(context.codingPath.readable) cannot be encoded as \(format)"
+        @unknown default: "the value could not be encoded as \(format)"
+        }
     }
 }
 

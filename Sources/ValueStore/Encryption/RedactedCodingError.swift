@@ -25,21 +25,16 @@ struct RedactedCodingError: Error, CustomStringConvertible, CustomDebugStringCon
         case _ where malformed:
             codingPath = nil
             summary = "the data is not valid \(format)"
-        case DecodingError.dataCorrupted(let context):
-            codingPath = context.codingPath.readable
-            summary = "invalid value at \(context.codingPath.readable)"
-        case DecodingError.typeMismatch(let type, let context):
-            codingPath = context.codingPath.readable
-            summary = "expected \(type) at \(context.codingPath.readable)"
-        case DecodingError.valueNotFound(let type, let context):
-            codingPath = context.codingPath.readable
-            summary = "missing \(type) at \(context.codingPath.readable)"
-        case DecodingError.keyNotFound(let key, let context):
-            codingPath = context.codingPath.readable
-            summary = "missing key '\(key.stringValue)' at \(context.codingPath.readable)"
-        case EncodingError.invalidValue(let value, let context):
-            codingPath = context.codingPath.readable
-            summary = "\(type(of: value)) at \(context.codingPath.readable) cannot be encoded as \(format)"
+        case let error as DecodingError:
+            codingPath = error.readableCodingPath
+            summary = error.summary
+        case let error as EncodingError:
+            if case .invalidValue(_, let context) = error {
+                codingPath = context.codingPath.readable
+            } else {
+                codingPath = nil
+            }
+            summary = error.summary(format: format)
         default:
             codingPath = nil
             summary = "the \(format) \(decoding ? "decoder" : "encoder") failed with \(redactedType)"
