@@ -42,32 +42,9 @@ extension ValueStore {
             },
             remove: remove,
             update: { environment, body in
-                var converted: NewValue?
-                var written: Value?
-                let stored = try await self.update(environment) { stored in
-                    var value = try await stored.asyncMap(load)
-                    try await body(&value)
-                    stored = try await value.asyncMap(save)
-                    (converted, written) = (value, stored)
-                }
-                guard let stored else { return nil }
-                if let converted, let written, isUnchanged(stored, from: written) {
-                    return converted
-                }
-                return try await load(stored)
+                try await updateConverting(environment, load: load, save: save, body: body)
             },
             changeSignals: changeSignals
         )
-    }
-}
-
-extension Optional {
-    /// The wrapped value converted by an asynchronous function, or `nil`.
-    @inlinable
-    func asyncMap<Converted>(
-        _ transform: nonisolated(nonsending) (Wrapped) async throws -> Converted
-    ) async throws -> Converted? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }

@@ -91,20 +91,7 @@ extension ValueStore where Value == Data {
                 }
             },
             update: { environment, body in
-                var result: Versioned?
-                var written: Data?
-                let stored = try await self.update(environment) { current in
-                    var value = try current.map(decode)
-                    try await body(&value)
-                    current = try value.map(encode)
-                    result = value
-                    written = current
-                }
-                guard let stored else { return nil }
-                if stored == written {
-                    return result
-                }
-                return try decode(stored)
+                try await updateConverting(environment, load: decode, save: encode, body: body)
             },
             changeSignals: changeSignals
         )
