@@ -30,12 +30,7 @@ extension ValueStore where Value: Sendable {
     static func inMemory(_ box: InMemoryBox<Value>, label: String) -> Self {
         var store = Self(
             label: label,
-            load: { _ in
-                guard let value = box.state.withLock({ $0.value }) else {
-                    throw ValueStoreError(.notFound, store: label)
-                }
-                return value
-            },
+            load: { _ in try box.load(label: label) },
             save: { value, _ in
                 box.store(value)
                 return value
@@ -57,12 +52,7 @@ extension ValueStore where Value: Sendable {
             },
             changeSignals: { _ in box.signals() }
         )
-        store.loadImmediately = { _ in
-            guard let value = box.state.withLock({ $0.value }) else {
-                throw ValueStoreError(.notFound, store: label)
-            }
-            return value
-        }
+        store.loadImmediately = { _ in try box.load(label: label) }
         return store
     }
 }
@@ -91,6 +81,15 @@ final class InMemoryBox<Value: Sendable>: Sendable {
     @inlinable
     init(_ value: Value?) {
         state = Mutex(State(value: value))
+    }
+
+    /// The value, or ``ValueStoreError/notFound`` naming the store `label`.
+    @inlinable
+    func load(label: String) throws -> Value {
+        guard let value = state.withLock({ $0.value }) else {
+            throw ValueStoreError(.notFound, store: label)
+        }
+        return value
     }
 
     /// Stores `newValue` (`nil`: nothing) and signals the streams that follow the store.

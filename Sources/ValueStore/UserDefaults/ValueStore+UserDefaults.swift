@@ -117,7 +117,7 @@ struct UserDefaultsKey: Sendable {
 
     func loadIfPresent<Value: PropertyListValue>(as type: Value.Type) throws -> Value? {
         try suite.withLock { defaults in
-            guard let object = defaults.object(forKey: key), isStored(in: defaults) else {
+            guard let object = storedObject(in: defaults) else {
                 return nil
             }
             guard let value = Value(propertyListObject: object) else {
@@ -132,7 +132,7 @@ struct UserDefaultsKey: Sendable {
     /// The stored value as a property-list node, keeping its type; `nil` when none is stored.
     func storedNode() throws -> PropertyListNode? {
         try suite.withLock { defaults in
-            guard let object = defaults.object(forKey: key), isStored(in: defaults) else {
+            guard let object = storedObject(in: defaults) else {
                 return nil
             }
             guard let node = PropertyListNode(object: object) else {
@@ -141,6 +141,14 @@ struct UserDefaultsKey: Sendable {
             }
             return node
         }
+    }
+
+    /// The object stored for the key, or `nil` when none is, however a default is registered.
+    private func storedObject(in defaults: UserDefaults) -> Any? {
+        guard let object = defaults.object(forKey: key), isStored(in: defaults) else {
+            return nil
+        }
+        return object
     }
 
     /// Whether the value `object(forKey:)` found is stored, not only registered.
@@ -169,7 +177,7 @@ struct UserDefaultsKey: Sendable {
         #if !canImport(Darwin)
         // Foundation on Linux writes its property-list file only when asked; if that fails, the
         // value stored before is put back, so a failed save leaves it as it was.
-        let previous = defaults.object(forKey: key).flatMap { isStored(in: defaults) ? $0 : nil }
+        let previous = storedObject(in: defaults)
         #endif
         if let value {
             defaults.set(value.propertyListObject, forKey: key)
