@@ -89,7 +89,7 @@ final class FileChanges: Sendable {
         stopped?.stop()
     }
 
-    /// The watcher of `directory`, while any stream needs it; for the tests.
+    /// The watcher of `directory`, while any stream needs it; `nil` when none could be made.
     func watcher(of directory: String) -> DirectoryWatcher? {
         state.withLock { $0.directories[directory]?.watcher }
     }

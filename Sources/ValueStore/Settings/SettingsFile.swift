@@ -50,9 +50,6 @@ public final class SettingsFile: Sendable {
         var isCommitting = false
         /// Follows the file's changes by other stores and processes, from the first use on.
         var watch: Task<Void, Never>?
-        /// Whether the watch sees other processes: not when the directory was missing as it
-        /// started, until a commit creates the directory and the watch starts again.
-        var watchesTheDirectory = false
     }
 
     /// This file's number as a writer, so its watch skips the signals of its own commits, which
@@ -113,12 +110,12 @@ extension SettingsFile {
         let entries = try await readEntriesConcurrently()
         // Without a watch of the directory (it does not exist yet), nothing would say when
         // another process writes: the entries are read again on every load until there is one.
-        guard state.withLock({ $0.watchesTheDirectory }) else {
+        guard isWatchingTheDirectory else {
             return (entries, before)
         }
         // Kept only if nothing changed during the read: a change signalled meanwhile may be
         // newer than what was read.
-        return (entries, publish(entries, ifGeneration: before) ?? before)
+        return (entries, replaceEntries(with: entries, ifGeneration: before) ?? before)
     }
 
     /// Starts following the file's changes, once: a change made by another store over the file
@@ -127,11 +124,10 @@ extension SettingsFile {
         state.withLock { state in
             guard state.watch == nil else { return }
             let changes = ChangeOrigin.$writer.withValue(writer) { file.changeSignals() }
-            state.watchesTheDirectory = FileChanges.shared.watcher(of: file.directory) != nil
             state.watch = Task { [weak self] in
                 for await _ in changes {
                     guard let self else { return }
-                    forgetEntries()
+                    replaceEntries(with: nil)
                     // Never this file's own write, whatever writer started the watch: tell every
                     // key stream, a cache's included.
                     keyChanges.signalAll()
@@ -164,43 +160,37 @@ extension SettingsFile {
         }
     }
 
-    /// Makes `entries` the known contents and returns their generation.
-    @discardableResult
-    private func publish(_ entries: [String: PropertyListNode]) -> UInt64 {
-        state.withLock { state in
-            state.entries = entries
-            return generation.add(1, ordering: .releasing).newValue
-        }
+    /// Whether the file's directory is watched, so that other processes' changes reach the
+    /// watch: not while the directory is missing, nor where inotify is unavailable.
+    private var isWatchingTheDirectory: Bool {
+        FileChanges.shared.watcher(of: file.directory) != nil
     }
 
-    /// Restarts the watch if it started before the directory existed, so that other processes'
-    /// changes are seen once a commit has created it.
+    /// Restarts the watch if its directory is not watched (it was missing as the watch started),
+    /// so that other processes' changes are seen once a commit has created it.
     private func watchAgainIfTheDirectoryWasMissing() {
+        guard !isWatchingTheDirectory else { return }
         let stale = state.withLock { state -> Task<Void, Never>? in
-            guard state.watch != nil, !state.watchesTheDirectory else { return nil }
             defer { state.watch = nil }
             return state.watch
         }
-        guard let stale else { return }
-        stale.cancel()
+        stale?.cancel()
         startWatching()
     }
 
-    /// Makes `entries` the known contents, unless they changed since `generation`; returns the new
-    /// generation, or `nil` when the entries were not kept.
-    private func publish(_ entries: [String: PropertyListNode], ifGeneration expected: UInt64) -> UInt64? {
+    /// Makes `entries` the known contents (`nil`: unknown, read the file next time), unless they
+    /// changed since `expected`; returns the new generation, or `nil` when nothing was replaced.
+    @discardableResult
+    private func replaceEntries(
+        with entries: [String: PropertyListNode]?,
+        ifGeneration expected: UInt64? = nil
+    ) -> UInt64? {
         state.withLock { state in
-            guard generation.load(ordering: .acquiring) == expected else { return nil }
+            if let expected, generation.load(ordering: .acquiring) != expected {
+                return nil
+            }
             state.entries = entries
             return generation.add(1, ordering: .releasing).newValue
-        }
-    }
-
-    /// Forgets the known contents, so the next read goes to the file.
-    private func forgetEntries() {
-        state.withLock { state in
-            state.entries = nil
-            generation.add(1, ordering: .releasing)
         }
     }
 }
@@ -301,7 +291,7 @@ extension SettingsFile {
                     if entries != current {
                         try await storeConcurrently(entries)
                     }
-                    publish(entries)
+                    replaceEntries(with: entries)
                     if entries != current {
                         keyChanges.signal()
                     }
@@ -311,7 +301,7 @@ extension SettingsFile {
             }
         } catch {
             // The file may have changed in ways this process does not know; read it again.
-            forgetEntries()
+            replaceEntries(with: nil)
             throw error
         }
     }
