@@ -284,27 +284,15 @@ import ValueStoreTesting
         }
     }
 
-    @Test func aWarmKeySeesAnotherProcessesCommit() async throws {
+    /// In a directory that exists, and in one the first save creates after the watch started.
+    @Test(arguments: ["settings.plist", "not/yet/settings.plist"])
+    func aWarmKeySeesAnotherProcessesCommit(path: String) async throws {
         try await TemporaryDirectory.with { directory in
-            let url = directory.appending(path: "settings.plist")
+            let url = directory.appending(path: path)
             let counter = SettingsFile(url).store("counter", as: Int.self)
+            await #expect(throws: ValueStoreError.notFound) { try await counter.load() }  // starts the watch
             try await counter.save(1)
             #expect(try await counter.load() == 1)
-            let log = StateLog(counter.changes())
-            #expect(await log.waitForLast("1"))
-            let writer = try HelperProcess("settings-increment", url.path(percentEncoded: false), "counter", "1")
-            #expect(writer.wait() == 0)
-            #expect(await log.waitForLast("2"))
-            #expect(try await counter.load() == 2)
-        }
-    }
-
-    @Test func aFileWhoseDirectoryCameLaterStillSeesOtherProcesses() async throws {
-        try await TemporaryDirectory.with { directory in
-            let url = directory.appending(path: "not/yet/settings.plist")
-            let counter = SettingsFile(url).store("counter", as: Int.self)
-            await #expect(throws: ValueStoreError.notFound) { try await counter.load() }  // watches, no directory
-            try await counter.save(1)  // creates the directory
             let log = StateLog(counter.changes())
             #expect(await log.waitForLast("1"))
             let writer = try HelperProcess("settings-increment", url.path(percentEncoded: false), "counter", "1")
