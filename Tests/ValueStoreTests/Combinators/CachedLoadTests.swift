@@ -50,4 +50,24 @@ import ValueStore
         #expect(try await store.cached(load: { 3 }, environment: "session") == 3)
         #expect(try await store.load("session") == 3)
     }
+
+    /// The Combinators guide's example: a saved catalog in front of a server.
+    @Test func theGuidesExample() async throws {
+        let server = CatalogServer()
+        let savedCatalog = ValueStore<Void, [String]>.inMemory()
+        let catalog = try await savedCatalog.cached(load: { try await server.catalog() })
+        #expect(catalog == ["tea"])
+        #expect(try await savedCatalog.cached(load: { try await server.catalog() }) == ["tea"])
+        #expect(await server.requests == 1)
+    }
+}
+
+/// A slow source that counts its requests.
+actor CatalogServer {
+    private(set) var requests = 0
+
+    func catalog() throws -> [String] {
+        requests += 1
+        return ["tea"]
+    }
 }
