@@ -36,8 +36,7 @@ public import Observation
 /// For `StoredValue<Wrapped?>`, setting `nil` removes the stored value.
 @MainActor
 public final class StoredValue<Value: Sendable>: Observable {
-    /// Tells observers about ``value`` and ``error``; written by hand instead of by the
-    /// `@Observable` macro, so nothing depends on the names the macro generates.
+    /// Tells observers about ``value`` and ``error``, by hand: no reliance on `@Observable`'s names.
     private let registrar = ObservationRegistrar()
 
     /// The value shown, observed through a key path kept here: one into a generic class is built
@@ -79,8 +78,7 @@ public final class StoredValue<Value: Sendable>: Observable {
 
     private let store: ValueStore<Void, Value>
     private let defaultValue: Value
-    /// What the store was last known to hold (read or written), or `default`: shown again when a
-    /// write is refused or fails because the store could not be read.
+    /// What the store last held, as read or written: shown when a write fails to read or is refused.
     private var lastKnown: Value
     /// Whether the last read of the store failed, so writes must not replace what it holds.
     private var unreadable = false
@@ -211,8 +209,7 @@ public final class StoredValue<Value: Sendable>: Observable {
 
     /// Reads the store's state.
     private func read() async -> StoredState<Value> {
-        let store = store
-        return await StoredState { try await store.load() }
+        await StoredState { [store] in try await store.load() }
     }
 
     /// Whether writing cannot replace data that could not be read: reads the store first when
@@ -273,7 +270,11 @@ public final class StoredValue<Value: Sendable>: Observable {
             guard let self else { return }
             // Set before the first load finished: write nothing over data that cannot be read.
             if await self.isWritable() {
-                try? await self.write(newValue)
+                do {
+                    try await self.write(newValue)
+                } catch {
+                    // Recorded already: `write` sets `error` and shows what the store holds.
+                }
             } else {
                 self.current = self.lastKnown
             }
@@ -281,8 +282,7 @@ public final class StoredValue<Value: Sendable>: Observable {
         }
     }
 
-    /// Waits for the background saves queued before, then writes, unless the store became
-    /// unreadable meanwhile.
+    /// Waits for the background saves queued before, then writes, unless now unreadable.
     private func writeInTurn(_ newValue: Value) async throws {
         await lastSave?.value
         guard !unreadable else {
