@@ -202,13 +202,9 @@ extension SettingsFile {
     /// that commit is durable.
     @usableFromInline
     func write(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
-        if let open = Self.openTransaction, open.file == ObjectIdentifier(self) {
-            // Joins the transaction this task has open on the file; it commits with it.
-            open.entries.withLock { entries in
-                for change in changes {
-                    entries[change.key] = change.node
-                }
-            }
+        if let open = Self.openTransaction, open.file == ObjectIdentifier(self), open.join(changes) {
+            // Joined the transaction this task has open on the file; it commits with it. A task
+            // that outlived the transaction (it inherits the task-local) commits on its own.
             return
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -220,9 +216,12 @@ extension SettingsFile {
             }
             if leads {
                 // The commits block, so they run on the global executor; the callers wait. They
-                // run as this file's writer, so its own watch skips their signals.
+                // run as this file's writer, so its own watch skips their signals, and outside any
+                // transaction the leading writer's task has open.
                 ChangeOrigin.$writer.withValue(writer) {
-                    Task { await self.commitPendingWrites() }
+                    Self.$openTransaction.withValue(nil) {
+                        Task { await self.commitPendingWrites() }
+                    }
                 }
             }
         }
@@ -273,21 +272,31 @@ extension SettingsFile {
     func transaction<Result>(
         _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
     ) async throws -> Result {
-        if let open = Self.openTransaction, open.file == ObjectIdentifier(self) {
+        if let open = Self.openTransaction, open.file == ObjectIdentifier(self),
+            let result = try await open.run(body)
+        {
             // Inside this file's own transaction, on this task (an update's body that writes
             // another key, a move between two keys): join it, rather than wait for its lock.
-            return try await open.run(body)
+            return result
         }
         startWatching()
         do {
-            return try await ChangeOrigin.$writer.withValue(writer) {
-                try await file.exclusively { _ in
-                    let current = try await readEntriesConcurrently()
-                    let open = OpenTransaction(file: ObjectIdentifier(self), entries: current)
-                    let result = try await Self.$openTransaction.withValue(open) {
-                        try await open.run(body)
+            return try await file.exclusively { _ in
+                let current = try await readEntriesConcurrently()
+                let open = OpenTransaction(file: ObjectIdentifier(self), entries: current)
+                // The body runs as its caller, not as this file's writer: a stream it starts must
+                // hear this file's commits.
+                let result: Result
+                do {
+                    result = try await Self.$openTransaction.withValue(open) {
+                        try await open.runAsOwner(body)
                     }
-                    let entries = open.entries.withLock { $0 }
+                } catch {
+                    _ = open.close()
+                    throw error
+                }
+                let entries = open.close()
+                try await ChangeOrigin.$writer.withValue(writer) {
                     if entries != current {
                         try await storeConcurrently(entries)
                     }
@@ -295,9 +304,9 @@ extension SettingsFile {
                     if entries != current {
                         keyChanges.signal()
                     }
-                    watchAgainIfTheDirectoryWasMissing()
-                    return result
                 }
+                watchAgainIfTheDirectoryWasMissing()
+                return result
             }
         } catch {
             // The file may have changed in ways this process does not know; read it again.
@@ -310,32 +319,66 @@ extension SettingsFile {
     @TaskLocal static var openTransaction: OpenTransaction?
 
     /// A transaction in progress: the entries it will commit, which writes from inside it, on the
-    /// same task and the same file, change too.
+    /// same file, change too, until it closes.
+    ///
+    /// Tasks started inside an update inherit the task-local, and may outlive the transaction:
+    /// a write that arrives after it closed must not join it, or it would be lost.
     final class OpenTransaction: Sendable {
         let file: ObjectIdentifier
-        /// Only the task that opened the transaction reads and writes them.
-        let entries: Locked<[String: PropertyListNode]>
+        private let state: Locked<(entries: [String: PropertyListNode], isOpen: Bool)>
 
         init(file: ObjectIdentifier, entries: [String: PropertyListNode]) {
             self.file = file
-            self.entries = Locked(entries)
+            state = Locked((entries, true))
         }
 
-        /// Runs `body` on a copy of the entries and, if it returns, applies the keys it changed;
-        /// writes made from inside it, to other keys, stay.
+        /// Applies `changes` if the transaction is still open; `false` when it closed.
+        func join(_ changes: [(key: String, node: PropertyListNode?)]) -> Bool {
+            state.withLock { state in
+                guard state.isOpen else { return false }
+                for change in changes {
+                    state.entries[change.key] = change.node
+                }
+                return true
+            }
+        }
+
+        /// Ends the transaction and returns the entries to commit; later writes do not join.
+        func close() -> [String: PropertyListNode] {
+            state.withLock { state in
+                state.isOpen = false
+                return state.entries
+            }
+        }
+
+        /// Runs `body` on a copy of the entries and, if it returns while the transaction is still
+        /// open, applies the keys it changed; `nil` when the transaction closed first, and then
+        /// nothing was applied.
         func run<Result>(
             _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
-        ) async throws -> Result {
-            let before = self.entries.withLock { $0 }
+        ) async throws -> Result? {
+            guard let before = state.withLock({ $0.isOpen ? $0.entries : nil }) else { return nil }
             var after = before
             let result = try await body(&after)
-            self.entries.withLock { [after] entries in
+            let applied = state.withLock { [after] state in
+                guard state.isOpen else { return false }
                 for (key, node) in after where before[key] != node {
-                    entries[key] = node
+                    state.entries[key] = node
                 }
                 for key in before.keys where after[key] == nil {
-                    entries[key] = nil
+                    state.entries[key] = nil
                 }
+                return true
+            }
+            return applied ? result : nil
+        }
+
+        /// ``run(_:)`` by the task that opened the transaction, which closes it only afterwards.
+        func runAsOwner<Result>(
+            _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
+        ) async throws -> Result {
+            guard let result = try await run(body) else {
+                preconditionFailure("a transaction closed while its owner's body ran")
             }
             return result
         }
