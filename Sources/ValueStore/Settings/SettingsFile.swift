@@ -30,8 +30,9 @@ import Synchronization
 /// - **Reads from memory.** Each key store keeps its decoded value until this process commits a
 ///   change to the file.
 ///
-/// The format is an XML property list whose top level is a dictionary from key to value; see the
-/// Settings guide.
+/// The format is a binary property list whose top level is a dictionary from key to value, so
+/// every value, a date's fractional seconds included, is kept exactly; XML property lists, which
+/// earlier releases wrote, are read too. See the Settings guide.
 public final class SettingsFile: Sendable {
     let file: DurableFile
     private let state = Locked(State())
@@ -389,7 +390,7 @@ extension SettingsFile {
         let data: Data
         do {
             data = try PropertyListSerialization.data(
-                fromPropertyList: entries.mapValues(\.object), format: .xml, options: 0)
+                fromPropertyList: entries.mapValues(\.object), format: .binary, options: 0)
         } catch {
             throw ValueStoreError(
                 .encodingFailed, store: label, reason: "the settings could not be written as a property list",

@@ -51,6 +51,39 @@ import Darwin
             #expect(await states.waitForLast("dark"))
         }
     }
+
+    // MARK: - Every value exact
+
+    @Test func datesKeepTheirFractionalSeconds() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let when = Date(timeIntervalSinceReferenceDate: 785_000_123.456_789)
+            let unknown: [String: Any] = ["otherToolsDate": when, "ratio": 0.1 + 0.2]
+            try PropertyListSerialization.data(fromPropertyList: unknown, format: .binary, options: 0).write(to: url)
+            let settings = SettingsFile(url)
+            try await settings.store("lastSync", as: Date.self).save(when)
+            let reopened = SettingsFile(url)
+            #expect(try await reopened.store("lastSync", as: Date.self).load() == when)
+            let nodes = try SettingsFileTests.nodes(at: url)
+            #expect(nodes["otherToolsDate"] == .date(when), "another tool's date keeps its exact value")
+            #expect(nodes["ratio"] == .real(0.1 + 0.2))
+        }
+    }
+
+    @Test func anXMLFileWrittenByEarlierVersionsIsStillRead() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let entries: [String: Any] = ["theme": "dark", "fontSize": 16]
+            try PropertyListSerialization.data(fromPropertyList: entries, format: .xml, options: 0).write(to: url)
+            let settings = SettingsFile(url)
+            #expect(try await settings.store("theme", as: String.self).load() == "dark")
+            try await settings.store("fontSize", as: Int.self).save(17)
+            var format = PropertyListSerialization.PropertyListFormat.xml
+            _ = try PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: &format)
+            #expect(format == .binary, "the next commit writes the binary format")
+            #expect(try await SettingsFile(url).store("theme", as: String.self).load() == "dark")
+        }
+    }
 }
 
 extension SettingsFileHardeningTests {
