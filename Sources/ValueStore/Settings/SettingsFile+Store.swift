@@ -17,7 +17,8 @@ extension SettingsFile {
     ///
     /// A load serves the decoded value from memory until the file changes: through this process,
     /// or through another process, which the file's watch reports (see ``ValueStore/changes()``). A save or remove joins the next group commit and returns once it is durable; an
-    /// update runs its body under the file's locks, in a commit of its own.
+    /// update runs its body with no lock held, then commits on its own under the file's locks if
+    /// the file did not change meanwhile, or runs the body again.
     ///
     /// - Parameters:
     ///   - key: The key in the file.

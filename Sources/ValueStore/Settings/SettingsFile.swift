@@ -25,8 +25,10 @@ import Synchronization
 ///   that contains it (temporary file, `fsync`, rename, directory `fsync`). Writes that arrive
 ///   while a commit is in flight join the next one, so many concurrent writers cost about two
 ///   commits, and there is no timer.
-/// - **Atomic updates.** `update` on a key store holds the file's locks, in this process and
-///   across processes, for its read-modify-write. A batch is atomic as a whole.
+/// - **Atomic updates, with no lock held while user code runs.** `update` on a key store runs
+///   its body on the entries, then commits under the file's locks, in this process and across
+///   processes, if the file is still what the body started from; otherwise the body runs again.
+///   A batch is atomic as a whole.
 /// - **Reads from memory.** Each key store keeps its decoded value until this process commits a
 ///   change to the file.
 ///
@@ -47,6 +49,9 @@ public final class SettingsFile: Sendable {
     private struct State {
         /// The file's entries as last read or committed; `nil` until read.
         var entries: [String: PropertyListNode]?
+        /// The bytes `entries` were read from or written as (`nil`: no file); a transaction's
+        /// commit checks the file still holds them.
+        var data: Data?
         var pending: [PendingWrite] = []
         var isCommitting = false
         /// Follows the file's changes by other stores and processes, from the first use on.
@@ -108,15 +113,15 @@ extension SettingsFile {
         startWatching()
         watchAgainIfTheDirectoryWasMissing()
         let before = generation.load(ordering: .acquiring)
-        let entries = try await readEntriesConcurrently()
+        let contents = try await readContentsConcurrently()
         // Without a watch of the directory (it does not exist yet), nothing would say when
         // another process writes: the entries are read again on every load until there is one.
         guard isWatchingTheDirectory else {
-            return (entries, before)
+            return (contents.entries, before)
         }
         // Kept only if nothing changed during the read: a change signalled meanwhile may be
         // newer than what was read.
-        return (entries, replaceEntries(with: entries, ifGeneration: before) ?? before)
+        return (contents.entries, replaceEntries(with: contents, ifGeneration: before) ?? before)
     }
 
     /// Starts following the file's changes, once: a change made by another store over the file
@@ -137,15 +142,34 @@ extension SettingsFile {
         }
     }
 
+    /// The file's bytes and the entries parsed from them: what a transaction starts from, and
+    /// what its commit checks is still on disk.
+    struct Contents: Sendable {
+        /// `nil` when there is no file.
+        let data: Data?
+        let entries: [String: PropertyListNode]
+    }
+
     /// Reads and parses the file off the caller's executor.
-    @concurrent private func readEntriesConcurrently() async throws -> [String: PropertyListNode] {
-        try readEntries()
+    @concurrent private func readContentsConcurrently() async throws -> Contents {
+        let data = try file.read()
+        return Contents(data: data, entries: try parse(data))
+    }
+
+    /// Parses bytes read from the file off the caller's executor.
+    @concurrent private func parseConcurrently(_ data: Data?) async throws -> Contents {
+        Contents(data: data, entries: try parse(data))
     }
 
     /// Reads and parses the file: no file is no entries; bytes that are not a property-list
     /// dictionary are ``ValueStoreError/Code/corrupted``.
     func readEntries() throws -> [String: PropertyListNode] {
-        guard let data = try file.read() else { return [:] }
+        try parse(file.read())
+    }
+
+    /// Parses the file's bytes (`nil`: no file, no entries).
+    private func parse(_ data: Data?) throws -> [String: PropertyListNode] {
+        guard let data else { return [:] }
         do {
             try Data.requireContent(data, format: "a property list")
             guard case .dictionary(let entries) = try PropertyListNode.parse(data) else {
@@ -179,18 +203,19 @@ extension SettingsFile {
         startWatching()
     }
 
-    /// Makes `entries` the known contents (`nil`: unknown, read the file next time), unless they
+    /// Makes `contents` the known contents (`nil`: unknown, read the file next time), unless they
     /// changed since `expected`; returns the new generation, or `nil` when nothing was replaced.
     @discardableResult
     private func replaceEntries(
-        with entries: [String: PropertyListNode]?,
+        with contents: Contents?,
         ifGeneration expected: UInt64? = nil
     ) -> UInt64? {
         state.withLock { state in
             if let expected, generation.load(ordering: .acquiring) != expected {
                 return nil
             }
-            state.entries = entries
+            state.entries = contents?.entries
+            state.data = contents?.data
             return generation.add(1, ordering: .releasing).newValue
         }
     }
@@ -203,9 +228,10 @@ extension SettingsFile {
     /// that commit is durable.
     @usableFromInline
     func write(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
-        if let open = Self.openTransaction, open.file == ObjectIdentifier(self), open.join(changes) {
-            // Joined the transaction this task has open on the file; it commits with it. A task
-            // that outlived the transaction (it inherits the task-local) commits on its own.
+        if let open = Self.openTransaction, open.path == file.path, open.join(changes, from: self) {
+            // Joined the transaction this task has open on the file, through this object or
+            // another over the same path; it commits with it. A task that outlived the
+            // transaction (it inherits the task-local) commits on its own.
             return
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -256,58 +282,118 @@ extension SettingsFile {
         }
     }
 
-    /// One durable commit under the file's locks: reads the file as it is now, applies the
-    /// changes in order, and writes the result if it differs.
+    /// One durable group commit under the file's locks: reads the file as it is now, applies the
+    /// changes in order, and writes the result if it differs. No code but this runs under them.
     private func commit(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
-        try await transaction { entries in
-            for change in changes {
-                entries[change.key] = change.node
+        do {
+            try await file.exclusively { _ in
+                let current = try await readContentsConcurrently()
+                var entries = current.entries
+                for change in changes {
+                    entries[change.key] = change.node
+                }
+                if entries != current.entries {
+                    let written = try await storeConcurrently(entries)
+                    replaceEntries(with: Contents(data: written, entries: entries))
+                    keyChanges.signal()
+                } else {
+                    replaceEntries(with: current)
+                }
+                watchAgainIfTheDirectoryWasMissing()
             }
+        } catch {
+            // The file may have changed in ways this process does not know; read it again.
+            replaceEntries(with: nil)
+            throw error
         }
     }
 
-    /// Runs `body` on the file's current entries under its locks, in this process and across
-    /// processes, then writes the entries durably if `body` changed them. Nothing is written
-    /// when the file is damaged or `body` throws.
+    /// Runs `body` on the file's current entries, then writes them durably if `body` changed
+    /// them, unless the file changed meanwhile: then `body` runs again on the new entries. Nothing
+    /// is written when the file is damaged or `body` throws.
+    ///
+    /// No lock is held while `body` runs, in this process or across processes, since it may await
+    /// anything: iOS terminates a suspended app that holds a file lock in an app-group container.
+    /// The commit takes the locks, checks that the file still holds the bytes `body` started
+    /// from, and writes; so a body that awaits a write to the same file never deadlocks.
     @usableFromInline
     func transaction<Result>(
         _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
     ) async throws -> Result {
-        if let open = Self.openTransaction, open.file == ObjectIdentifier(self),
-            let result = try await open.run(body)
+        if let open = Self.openTransaction, open.path == file.path,
+            let result = try await open.run(body, from: self)
         {
-            // Inside this file's own transaction, on this task (an update's body that writes
-            // another key, a move between two keys): join it, rather than wait for its lock.
+            // Inside a transaction this task has open on the file (an update's body that updates
+            // another key, a move between two keys): join it.
             return result
         }
         startWatching()
-        do {
-            return try await file.exclusively { _ in
-                let current = try await readEntriesConcurrently()
-                let open = OpenTransaction(file: ObjectIdentifier(self), entries: current)
-                // The body runs as its caller, not as this file's writer: a stream it starts must
-                // hear this file's commits.
-                let result: Result
-                do {
-                    result = try await Self.$openTransaction.withValue(open) {
-                        try await open.runAsOwner(body)
-                    }
-                } catch {
-                    _ = open.close()
-                    throw error
+        var base = try await startingContents()
+        while true {
+            let open = OpenTransaction(path: file.path, entries: base.entries)
+            // The body runs as its caller, not as this file's writer: a stream it starts must
+            // hear this file's commits.
+            let result: Result
+            do {
+                result = try await Self.$openTransaction.withValue(open) {
+                    try await open.runAsOwner(body)
                 }
-                let entries = open.close()
-                try await ChangeOrigin.$writer.withValue(writer) {
-                    if entries != current {
-                        try await storeConcurrently(entries)
-                    }
-                    replaceEntries(with: entries)
-                    if entries != current {
-                        keyChanges.signal()
-                    }
-                }
-                watchAgainIfTheDirectoryWasMissing()
+            } catch {
+                _ = open.close()
+                throw error
+            }
+            let (entries, others) = open.close()
+            if entries == base.entries {
                 return result
+            }
+            switch try await commit(entries, ifUnchangedSince: base) {
+            case .committed(let contents):
+                // Other objects over the path whose writes joined know their commit at once.
+                for other in others where other !== self {
+                    other.replaceEntries(with: contents)
+                    other.keyChanges.signalAll()
+                }
+                return result
+            case .changed(let current):
+                base = current
+            }
+        }
+    }
+
+    /// The entries a transaction starts from: from memory when known, else read without a lock.
+    private func startingContents() async throws -> Contents {
+        if let known = state.withLock({ state in state.entries.map { Contents(data: state.data, entries: $0) } }) {
+            return known
+        }
+        return try await readContentsConcurrently()
+    }
+
+    private enum CommitOutcome {
+        /// The entries were written (or were already on disk) and are now known.
+        case committed(Contents)
+        /// The file changed since the transaction read it: these are its contents now.
+        case changed(Contents)
+    }
+
+    /// Writes `entries` under the file's locks if the file still holds `base`'s bytes.
+    private func commit(
+        _ entries: [String: PropertyListNode],
+        ifUnchangedSince base: Contents
+    ) async throws -> CommitOutcome {
+        do {
+            return try await ChangeOrigin.$writer.withValue(writer) {
+                try await file.exclusively { _ in
+                    let data = try await file.readConcurrently()
+                    guard data == base.data else {
+                        return .changed(try await parseConcurrently(data))
+                    }
+                    let written = try await storeConcurrently(entries)
+                    let contents = Contents(data: written, entries: entries)
+                    replaceEntries(with: contents)
+                    keyChanges.signal()
+                    watchAgainIfTheDirectoryWasMissing()
+                    return .committed(contents)
+                }
             }
         } catch {
             // The file may have changed in ways this process does not know; read it again.
@@ -319,36 +405,47 @@ extension SettingsFile {
     /// The transaction this task has open on a settings file, if any.
     @TaskLocal static var openTransaction: OpenTransaction?
 
-    /// A transaction in progress: the entries it will commit, which writes from inside it, on the
-    /// same file, change too, until it closes.
+    /// A transaction in progress: the entries it will commit, which writes from inside it to the
+    /// same file (through any ``SettingsFile`` over its path) change too, until it closes.
     ///
     /// Tasks started inside an update inherit the task-local, and may outlive the transaction:
     /// a write that arrives after it closed must not join it, or it would be lost.
     final class OpenTransaction: Sendable {
-        let file: ObjectIdentifier
-        private let state: Locked<(entries: [String: PropertyListNode], isOpen: Bool)>
+        /// The file's path: writes through another object over the same file join too, rather
+        /// than commit on their own and make the transaction run again.
+        let path: String
+        private let state: Locked<State>
 
-        init(file: ObjectIdentifier, entries: [String: PropertyListNode]) {
-            self.file = file
-            state = Locked((entries, true))
+        private struct State {
+            var entries: [String: PropertyListNode]
+            var isOpen = true
+            /// The objects whose writes joined, which learn the entries once committed.
+            var participants: [SettingsFile] = []
+        }
+
+        init(path: String, entries: [String: PropertyListNode]) {
+            self.path = path
+            state = Locked(State(entries: entries))
         }
 
         /// Applies `changes` if the transaction is still open; `false` when it closed.
-        func join(_ changes: [(key: String, node: PropertyListNode?)]) -> Bool {
+        func join(_ changes: [(key: String, node: PropertyListNode?)], from file: SettingsFile) -> Bool {
             state.withLock { state in
                 guard state.isOpen else { return false }
                 for change in changes {
                     state.entries[change.key] = change.node
                 }
+                state.participants.append(file)
                 return true
             }
         }
 
-        /// Ends the transaction and returns the entries to commit; later writes do not join.
-        func close() -> [String: PropertyListNode] {
+        /// Ends the transaction and returns the entries to commit and the objects that joined;
+        /// later writes do not join.
+        func close() -> (entries: [String: PropertyListNode], participants: [SettingsFile]) {
             state.withLock { state in
                 state.isOpen = false
-                return state.entries
+                return (state.entries, state.participants)
             }
         }
 
@@ -356,7 +453,8 @@ extension SettingsFile {
         /// open, applies the keys it changed; `nil` when the transaction closed first, and then
         /// nothing was applied.
         func run<Result>(
-            _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
+            _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result,
+            from file: SettingsFile? = nil
         ) async throws -> Result? {
             guard let before = state.withLock({ $0.isOpen ? $0.entries : nil }) else { return nil }
             var after = before
@@ -369,12 +467,16 @@ extension SettingsFile {
                 for key in before.keys where after[key] == nil {
                     state.entries[key] = nil
                 }
+                if let file {
+                    state.participants.append(file)
+                }
                 return true
             }
             return applied ? result : nil
         }
 
-        /// ``run(_:)`` by the task that opened the transaction, which closes it only afterwards.
+        /// ``run(_:from:)`` by the task that opened the transaction, which closes it only
+        /// afterwards.
         func runAsOwner<Result>(
             _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
         ) async throws -> Result {
@@ -386,7 +488,7 @@ extension SettingsFile {
     }
 
     /// Encodes and writes the entries, off the caller's executor.
-    @concurrent private func storeConcurrently(_ entries: [String: PropertyListNode]) async throws {
+    @concurrent private func storeConcurrently(_ entries: [String: PropertyListNode]) async throws -> Data {
         let data: Data
         do {
             data = try PropertyListSerialization.data(
@@ -397,5 +499,6 @@ extension SettingsFile {
                 underlyingError: error)
         }
         try file.write(data)
+        return data
     }
 }

@@ -52,6 +52,56 @@ import Darwin
         }
     }
 
+    // MARK: - No lock while user code runs
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWriteThroughASecondObjectForTheFileInsideAnUpdateJoinsIt() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let first = SettingsFile(url)
+            let second = SettingsFile(url)
+            let launches = first.store("launches", as: Int.self).default(0)
+            let lastLaunch = second.store("lastLaunch", as: String.self)
+            #expect(try await lastLaunch.optional().load() == nil)  // the second object's memory
+            let runs = Calls()
+            try await launches.update { count in
+                runs.increment()
+                count += 1
+                try await lastLaunch.save("launch \(count)")
+            }
+            #expect(runs.value == 1, "the write joined the update instead of making it run again")
+            #expect(try await lastLaunch.load() == "launch 1", "the second object knows its write committed")
+            let reopened = SettingsFile(url)
+            #expect(try await reopened.store("launches", as: Int.self).load() == 1)
+            #expect(try await reopened.store("lastLaunch", as: String.self).load() == "launch 1")
+        }
+    }
+
+    @Test func noFileLockIsHeldWhileAnUpdateBodyRunsAndAConflictRunsItAgain() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let counter = SettingsFile(url).store("counter", as: Int.self).default(0)
+            try await counter.save(0)
+            let runs = Calls()
+            let lockWasFree = Shared<[Bool]>([])
+            try await counter.update { value in
+                runs.increment()
+                let free = Self.fileLockIsFree(directory.appending(path: ".settings.plist.lock"))
+                lockWasFree.append(free)
+                if runs.value == 1 && free {
+                    // Another process commits while the body runs: the body runs again on its value.
+                    let writer = try HelperProcess(
+                        "settings-increment", url.path(percentEncoded: false), "counter", "1")
+                    #expect(writer.wait() == 0)
+                }
+                value += 1
+            }
+            #expect(lockWasFree.value.allSatisfy { $0 }, "no flock is held while the body runs")
+            #expect(runs.value == 2, "the other process's commit made the body run again")
+            #expect(try await SettingsFile(url).store("counter", as: Int.self).load() == 2)
+        }
+    }
+
     // MARK: - Every value exact
 
     @Test func datesKeepTheirFractionalSeconds() async throws {
@@ -87,6 +137,16 @@ import Darwin
 }
 
 extension SettingsFileHardeningTests {
+    /// Whether another open file description can take the lock file's `flock` now.
+    static func fileLockIsFree(_ url: URL) -> Bool {
+        let descriptor = open(url.path(percentEncoded: false), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
+        flock(descriptor, LOCK_UN)
+        return true
+    }
+
     /// Whether `stream` holds a signal now, without waiting for one: a cancelled iteration gets
     /// a buffered element, or `nil` at once.
     static func hasSignal(_ stream: AsyncStream<Void>) async -> Bool {
