@@ -59,15 +59,16 @@ extension SettingsFile {
                     return value
                 }
             },
-            changeSignals: { _ in self.keySignals() }
+            changeSignals: { _ in self.keySignals(for: key) }
         )
     }
 
-    /// Signals after each change to the file's entries, for ``ValueStore/changes()`` on key stores.
+    /// Signals after each change to `key`'s entry in the file, for ``ValueStore/changes()`` on
+    /// key stores: a change to another key wakes nobody here.
     @usableFromInline
-    func keySignals() -> AsyncStream<Void> {
+    func keySignals(for key: String) -> AsyncStream<Void> {
         startWatching()
-        return keyChanges.signals()
+        return keyBroadcaster(for: key).signals()
     }
 
     @usableFromInline

@@ -56,14 +56,32 @@ public final class SettingsFile: Sendable {
         var isCommitting = false
         /// Follows the file's changes by other stores and processes, from the first use on.
         var watch: Task<Void, Never>?
+        /// The entries the key streams were last signalled for, so that only the keys whose entry
+        /// changed are signalled.
+        var signalled = Signalled.unknown
+    }
+
+    /// What the key streams last saw.
+    private enum Signalled {
+        /// Nothing was read yet.
+        case unknown
+        /// The file could not be read; every stream saw the failure.
+        case failed
+        case entries([String: PropertyListNode])
+
+        /// Whether anything was read or failed yet.
+        var isKnown: Bool {
+            if case .unknown = self { false } else { true }
+        }
     }
 
     /// This file's number as a writer, so its watch skips the signals of its own commits, which
     /// update the entries themselves (see ``ChangeOrigin``).
     private let writer = ChangeOrigin.next()
 
-    /// Signals the key stores' streams after each change to the entries, once they are current.
-    let keyChanges = ChangeBroadcaster()
+    /// Each observed key's broadcaster: it signals the key's streams after a change to that key's
+    /// entry, once the entries are current.
+    private let keyChanges = Locked<[String: ChangeBroadcaster]>([:])
 
     /// Changes waiting for the next commit, and the caller waiting for it.
     private struct PendingWrite {
@@ -121,7 +139,10 @@ extension SettingsFile {
         }
         // Kept only if nothing changed during the read: a change signalled meanwhile may be
         // newer than what was read.
-        return (contents.entries, replaceEntries(with: contents, ifGeneration: before) ?? before)
+        return (
+            contents.entries,
+            replaceEntries(with: contents, ifGeneration: before, signallingIfUnknown: false) ?? before
+        )
     }
 
     /// Starts following the file's changes, once: a change made by another store over the file
@@ -133,10 +154,7 @@ extension SettingsFile {
             state.watch = Task { [weak self] in
                 for await _ in changes {
                     guard let self else { return }
-                    replaceEntries(with: nil)
-                    // Never this file's own write, whatever writer started the watch: tell every
-                    // key stream, a cache's included.
-                    keyChanges.signalAll()
+                    await followChange()
                 }
             }
         }
@@ -148,6 +166,49 @@ extension SettingsFile {
         /// `nil` when there is no file.
         let data: Data?
         let entries: [String: PropertyListNode]
+    }
+
+    /// Takes in a change another store or process made to the file (never this file's own
+    /// commit): forgets the entries, so that no read racing with the change is kept, and when
+    /// some key is observed, reads the file and signals the keys whose entry changed.
+    private func followChange() async {
+        replaceEntries(with: nil)
+        guard keyChanges.withLock({ $0.values.contains { $0.subscriberCount > 0 } }) else { return }
+        let before = generation.load(ordering: .acquiring)
+        do {
+            replaceEntries(with: try await readContentsConcurrently(), ifGeneration: before)
+        } catch {
+            // Every observed key loads again and shows the failure.
+            state.withLock { state in
+                state.signalled = .failed
+                signalKeys(changedFrom: .failed, to: [:])
+            }
+        }
+    }
+
+    /// The broadcaster of `key`'s streams, made on first use.
+    func keyBroadcaster(for key: String) -> ChangeBroadcaster {
+        keyChanges.withLock { broadcasters in
+            if let broadcaster = broadcasters[key] {
+                return broadcaster
+            }
+            let broadcaster = ChangeBroadcaster()
+            broadcasters[key] = broadcaster
+            return broadcaster
+        }
+    }
+
+    /// Signals the streams of each observed key whose entry differs between `old` and `new`;
+    /// every observed key when `old` is not known entries.
+    private func signalKeys(changedFrom old: Signalled, to new: [String: PropertyListNode]) {
+        keyChanges.withLock { broadcasters in
+            for (key, broadcaster) in broadcasters {
+                if case .entries(let old) = old, old[key] == new[key] {
+                    continue
+                }
+                broadcaster.signalAll()
+            }
+        }
     }
 
     /// Reads and parses the file off the caller's executor.
@@ -204,11 +265,14 @@ extension SettingsFile {
     }
 
     /// Makes `contents` the known contents (`nil`: unknown, read the file next time), unless they
-    /// changed since `expected`; returns the new generation, or `nil` when nothing was replaced.
+    /// changed since `expected`, and signals the streams of the keys whose entry changed since
+    /// they were last signalled (all of them when that is not known, if `signallingIfUnknown`);
+    /// returns the new generation, or `nil` when nothing was replaced.
     @discardableResult
     private func replaceEntries(
         with contents: Contents?,
-        ifGeneration expected: UInt64? = nil
+        ifGeneration expected: UInt64? = nil,
+        signallingIfUnknown: Bool = true
     ) -> UInt64? {
         state.withLock { state in
             if let expected, generation.load(ordering: .acquiring) != expected {
@@ -216,6 +280,12 @@ extension SettingsFile {
             }
             state.entries = contents?.entries
             state.data = contents?.data
+            if let contents {
+                if signallingIfUnknown || state.signalled.isKnown {
+                    signalKeys(changedFrom: state.signalled, to: contents.entries)
+                }
+                state.signalled = .entries(contents.entries)
+            }
             return generation.add(1, ordering: .releasing).newValue
         }
     }
@@ -295,7 +365,6 @@ extension SettingsFile {
                 if entries != current.entries {
                     let written = try await storeConcurrently(entries)
                     replaceEntries(with: Contents(data: written, entries: entries))
-                    keyChanges.signal()
                 } else {
                     replaceEntries(with: current)
                 }
@@ -351,7 +420,6 @@ extension SettingsFile {
                 // Other objects over the path whose writes joined know their commit at once.
                 for other in others where other !== self {
                     other.replaceEntries(with: contents)
-                    other.keyChanges.signalAll()
                 }
                 return result
             case .changed(let current):
@@ -390,7 +458,6 @@ extension SettingsFile {
                     let written = try await storeConcurrently(entries)
                     let contents = Contents(data: written, entries: entries)
                     replaceEntries(with: contents)
-                    keyChanges.signal()
                     watchAgainIfTheDirectoryWasMissing()
                     return .committed(contents)
                 }

@@ -102,6 +102,39 @@ import Darwin
         }
     }
 
+    // MARK: - A key's stream wakes for that key only
+
+    @Test func aKeysStreamWakesOnlyWhenThatKeyChanges() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            let theme = settings.store("theme", as: String.self)
+            let fontSize = settings.store("fontSize", as: Int.self)
+            try await theme.save("dark")
+            try await fontSize.save(16)
+            #expect(try await fontSize.load() == 16)
+
+            // This file's own commit.
+            let themeSignals = theme.changeSignals(())
+            var fontSizeSignals = fontSize.changeSignals(())
+            try await theme.save("light")
+            #expect(await Self.hasSignal(themeSignals))
+            #expect(await !Self.hasSignal(fontSizeSignals), "a commit to another key wakes nobody here")
+
+            // Another object's commit, which arrives through the watch.
+            fontSizeSignals = fontSize.changeSignals(())
+            let themeStates = StateLog(theme.changes())
+            #expect(await themeStates.waitForLast("light"))
+            try await SettingsFile(url).store("theme", as: String.self).save("sepia")
+            #expect(await themeStates.waitForLast("sepia"))
+            #expect(await !Self.hasSignal(fontSizeSignals), "another process's change to another key neither")
+
+            try await SettingsFile(url).store("fontSize", as: Int.self).save(17)
+            let fontSizeStates = StateLog(fontSize.changes())
+            #expect(await fontSizeStates.waitForLast("17"), "a change to the key itself does")
+        }
+    }
+
     // MARK: - Every value exact
 
     @Test func datesKeepTheirFractionalSeconds() async throws {
