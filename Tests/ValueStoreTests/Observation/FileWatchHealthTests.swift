@@ -171,9 +171,15 @@ import Glibc
             #expect(await log.waitForLast("1"))
             // Another tool writes the same number of bytes in place within the same clock tick of
             // a file system with coarse timestamps: device, inode, size and time stay the same.
+            // It writes through a hard link in another directory, so that its event comes only
+            // once the time is restored: handed over as the watcher would report the write.
             var before = stat()
             #expect(stat(file.path, &before) == 0)
-            let handle = try FileHandle(forWritingTo: url)
+            let elsewhere = directory.appending(path: "elsewhere")
+            try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+            let alias = elsewhere.appending(path: "alias.json")
+            try FileManager.default.linkItem(at: url, to: alias)
+            let handle = try FileHandle(forWritingTo: alias)
             try handle.write(contentsOf: Data("2".utf8))
             try handle.close()
             var times = [before.st_atim, before.st_mtim]
