@@ -54,10 +54,10 @@ final class DirectoryWatcher: Sendable {
 
     /// Whether `path` still names the directory open as `descriptor`.
     private static func isStillWatched(_ descriptor: Int32, at path: String) -> Bool {
-        var open = stat()
+        var watched = stat()
         var named = stat()
-        guard fstat(descriptor, &open) == 0, stat(path, &named) == 0 else { return false }
-        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+        guard fstat(descriptor, &watched) == 0, stat(path, &named) == 0 else { return false }
+        return watched.st_dev == named.st_dev && watched.st_ino == named.st_ino
     }
 
     /// Cancels the source, which closes the directory.

@@ -211,12 +211,18 @@ final class FileChanges: Sendable {
     /// A watch for `directory`: of the directory itself, or, while it is missing, of its nearest
     /// existing ancestor, for the next component on the way; `.unwatched` when neither can be made.
     private func arm(_ directory: String, id: UInt64, unwatchable: Set<String>) -> Watch {
-        // A directory or component created while its watch was being made: try again.
+        // A directory or component created while its watch was being made: try again (once for
+        // the directory itself, which may exist and still not be watchable).
+        var triedExisting = false
         for _ in 0..<4 {
             if let watcher = makeWatcher(of: directory, for: directory, interest: .entries, id: id, unwatchable) {
                 return .watching(watcher)
             }
-            guard !Self.exists(directory) else { continue }
+            if Self.exists(directory) {
+                if triedExisting { return .unwatched }
+                triedExisting = true
+                continue
+            }
             var missing = directory
             var ancestor = Self.parent(of: directory)
             while ancestor != missing, !Self.exists(ancestor) {
