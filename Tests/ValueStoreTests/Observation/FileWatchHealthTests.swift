@@ -46,6 +46,16 @@ import Glibc
         }
     }
 
+    @MainActor @Test func aStoredValueWhoseDirectoryItsFirstSaveCreatedFollowsAnotherProcess() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "Application Support/count.json")
+            let count = await StoredValue.loaded(ValueStore<Void, Int>.jsonFile(url), default: 0)
+            try await count.set(1)
+            try Self.writeAsAnotherProcess(7, to: url)
+            #expect(await eventually { count.value == 7 })
+        }
+    }
+
     // MARK: - A directory deleted or moved away, then made again
 
     @Test(arguments: ["deleted", "moved away"])
