@@ -33,6 +33,8 @@ extension SettingsFile {
         return ValueStore(
             label: label,
             load: { _ in
+                // While the file's directory is not watched: one `stat` first (SettingsFile+Watch).
+                if self.freshness.needsCheck { await self.forgetEntriesIfTheFileChanged() }
                 if let cached = cache.withLock({ $0 }), cached.generation == self.currentGeneration {
                     return cached.value
                 }

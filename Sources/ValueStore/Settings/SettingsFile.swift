@@ -41,6 +41,8 @@ public final class SettingsFile: Sendable {
     /// Counts changes to ``State/entries``, so key stores can tell whether their value is current
     /// with one atomic load.
     let generation = Atomic<UInt64>(0)
+    /// Whether the file changed while its directory was not watched (see SettingsFile+Watch.swift).
+    @usableFromInline let freshness: FileFreshness
 
     /// The generation of the entries this process knows now.
     @usableFromInline
@@ -100,11 +102,13 @@ public final class SettingsFile: Sendable {
     ///   - options: Durability and permissions, as for ``ValueStore/file(_:options:)``.
     public init(_ url: URL, options: FileOptions = .default) {
         file = DurableFile(url, options: options, fileSystem: .live)
+        freshness = FileFreshness(path: file.path, directory: file.directory)
     }
 
     /// A settings file over the given file system, for tests that count or fail system calls.
     init(_ url: URL, options: FileOptions, fileSystem: FileSystem) {
         file = DurableFile(url, options: options, fileSystem: fileSystem)
+        freshness = FileFreshness(path: file.path, directory: file.directory)
     }
 
     deinit {
@@ -269,7 +273,7 @@ extension SettingsFile {
     /// they were last signalled (all of them when that is not known, if `signallingIfUnknown`);
     /// returns the new generation, or `nil` when nothing was replaced.
     @discardableResult
-    private func replaceEntries(
+    func replaceEntries(
         with contents: Contents?,
         ifGeneration expected: UInt64? = nil,
         signallingIfUnknown: Bool = true
