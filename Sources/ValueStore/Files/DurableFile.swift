@@ -483,8 +483,8 @@ extension DurableFile {
     /// and writes only if nothing changed since the read: the same stamp in the lock file (every
     /// writer leaves a new one) and the same file at the path (device, inode, size and
     /// modification time, for writers that leave no stamp). Otherwise it reads again and runs
-    /// `body` again. Every retry follows another writer's commit, so some writer always
-    /// progresses. A write to this file from inside `body` throws ``ValueStoreError/Code/nestedWrite``
+    /// `body` again, after a random wait from the second retry on (see ``backOff(after:)``).
+    /// A write to this file from inside `body` throws ``ValueStoreError/Code/nestedWrite``
     /// (see ``OpenUpdate``) instead of making the update start over forever.
     ///
     /// `decoding` and `encoding` turn stored bytes into contents and back, off the caller's
@@ -495,8 +495,10 @@ extension DurableFile {
         encoding: @Sendable (_ contents: Data) throws -> Data = { $0 }
     ) async throws -> Data? {
         try checkPath()
-        var snapshot = try await snapshot(decoding: decoding)
+        var conflicts = 0
         while true {
+            let started = ContinuousClock.now
+            let snapshot = try await snapshot(decoding: decoding)
             var contents = snapshot.contents
             do {
                 try await OpenUpdate.running(lockFile: snapshot.lockFile) { try await body(&contents) }
@@ -508,20 +510,32 @@ extension DurableFile {
                 await releaseFileLock(snapshot.lock)
                 return contents
             }
-            guard let newer = try await commit(contents, over: snapshot, decoding: decoding, encoding: encoding)
-            else {
+            if try await commit(contents, over: snapshot, encoding: encoding) {
                 return contents
             }
-            snapshot = newer
+            conflicts += 1
+            await Self.backOff(after: conflicts, attempt: started.duration(to: .now))
+        }
+    }
+
+    /// Waits before running an update's body again: not at all after its first conflict, then
+    /// a random time up to the last attempt's duration times 2, 4, 8… (at most 1 s). Two updates
+    /// whose bodies write each other's files (opposite moves) otherwise run in step forever, each
+    /// changing the other's file before it commits; scaling by the attempt keeps them apart on a
+    /// slow disk as on a fast one.
+    private static func backOff(after conflicts: Int, attempt: Duration) async {
+        guard conflicts > 1 else { return }
+        let bound = min(attempt * (1 << min(conflicts - 1, 10)), .seconds(1))
+        let microseconds = max(Int(bound / .microseconds(1)), 1_000)
+        do {
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...microseconds)))
+        } catch {
+            // Cancelled: run the body again at once; cancellation does not interrupt an update.
         }
     }
 
     /// Reads the stamp, then the file, keeping the lock file open for the commit.
     @concurrent private func snapshot(decoding: @Sendable (_ stored: Data) throws -> Data) async throws -> Snapshot {
-        try takeSnapshot(decoding: decoding)
-    }
-
-    private func takeSnapshot(decoding: (_ stored: Data) throws -> Data) throws -> Snapshot {
         guard let (lock, lockFile) = try openLockFile(creatingDirectory: true) else {
             throw ValueStoreError(.io, store: label, reason: "the directory could not be created")
         }
@@ -540,14 +554,13 @@ extension DurableFile {
     }
 
     /// Stores `contents` under both locks if the file is as `snapshot` read it, and closes the
-    /// snapshot's lock file. Returns `nil` once stored, or a new snapshot when another writer
-    /// got in first.
+    /// snapshot's lock file. Returns whether it stored them: `false` when another writer got in
+    /// first.
     @concurrent private func commit(
         _ contents: Data?,
         over snapshot: Snapshot,
-        decoding: @Sendable (_ stored: Data) throws -> Data,
         encoding: @Sendable (_ contents: Data) throws -> Data
-    ) async throws -> Snapshot? {
+    ) async throws -> Bool {
         let encoded: Data?
         do {
             encoded = try contents.map(encoding)
@@ -555,7 +568,7 @@ extension DurableFile {
             closeQuietly(snapshot.lock)
             throw error
         }
-        let stored = try await PathLocks.shared.withLock(path) {
+        return try await PathLocks.shared.withLock(path) {
             // Closing the lock file releases its lock, before the next task of this process
             // takes the in-process lock.
             defer { closeQuietly(snapshot.lock) }
@@ -574,7 +587,6 @@ extension DurableFile {
             try stamped.get()
             return true
         }
-        return stored ? nil : try takeSnapshot(decoding: decoding)
     }
 
     /// Whether the locked lock file and the file at the path are as `snapshot` found them.

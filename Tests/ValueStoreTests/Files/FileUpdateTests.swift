@@ -164,12 +164,13 @@ import Glibc
 
     @Test func opposingMovesFinishAndLeaveOneValue() async throws {
         try await TemporaryDirectory.with { directory in
-            let a = ValueStore<Void, Int>.jsonFile(directory.appending(path: "a.json"))
-            let b = ValueStore<Void, Int>.jsonFile(directory.appending(path: "b.json"))
-            for round in 0..<20 {
+            // Relaxed durability: the moves' order matters here, not their syncs.
+            let a = ValueStore<Void, Int>.jsonFile(directory.appending(path: "a.json"), options: .cache)
+            let b = ValueStore<Void, Int>.jsonFile(directory.appending(path: "b.json"), options: .cache)
+            for round in 0..<10 {
                 try await a.save(round * 2)
                 try await b.save(round * 2 + 1)
-                let outcome = await unlessItHangs {
+                let outcome = await unlessItHangs(timeout: .seconds(60)) {
                     async let there = a.move(to: b)
                     async let back = b.move(to: a)
                     return try await [there, back]
