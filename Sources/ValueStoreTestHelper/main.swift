@@ -24,6 +24,9 @@
 //                                                     throws `newerVersion`, or "saved N"
 //     ValueStoreTestHelper save-json PATH NUMBER      saves NUMBER as a JSON file, or removes
 //                                                     the file when NUMBER is "remove"
+//     ValueStoreTestHelper move-each-line FROM TO     for each line on standard input, moves
+//                                                     FROM's JSON number to TO and prints it,
+//                                                     or "notFound"
 
 import Foundation
 import Synchronization
@@ -202,6 +205,21 @@ func oldAppSaveLoop(url: URL, count: Int) async throws {
     print("saved \(count)")
 }
 
+/// Moves the number in `from` to `to` each time standard input has a line, printing what moved.
+func moveOnEachLine(from: URL, to: URL) async throws {
+    let source = ValueStore<Void, Int>.jsonFile(from)
+    let target = ValueStore<Void, Int>.jsonFile(to)
+    while await waitForALine() != nil {
+        let reply: String
+        do {
+            reply = String(try await source.move(to: target))
+        } catch ValueStoreError.notFound {
+            reply = "notFound"
+        }
+        FileHandle.standardOutput.write(Data("\(reply)\n".utf8))
+    }
+}
+
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "write-loop" where arguments.count == 4 || arguments.count == 5:
@@ -222,6 +240,8 @@ case "settings-increment" where arguments.count == 5:
     try await settingsIncrement(url: URL(fileURLWithPath: arguments[2]), key: arguments[3], count: Int(arguments[4])!)
 case "stalled-migration" where arguments.count == 4:
     try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
+case "move-each-line" where arguments.count == 4:
+    try await moveOnEachLine(from: URL(fileURLWithPath: arguments[2]), to: URL(fileURLWithPath: arguments[3]))
 case "save-json" where arguments.count == 4:
     let store = ValueStore<Void, Int>.jsonFile(URL(fileURLWithPath: arguments[2]))
     if let number = Int(arguments[3]) {
@@ -234,6 +254,7 @@ default:
         Data(
             ("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT"
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
-                + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER\n").utf8))
+                + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
+                + " | move-each-line FROM TO\n").utf8))
     exit(64)
 }

@@ -131,6 +131,23 @@ final class MemoryCache<Value: Sendable>: Sendable {
         }
     }
 
+    /// Runs an update of the base store and caches what it stored.
+    ///
+    /// `body` is the caller's code: it runs with the caller's writer, not this cache's, so a
+    /// stream or a write it starts, also from a task it starts, is not taken for the cache's own.
+    @usableFromInline
+    nonisolated(nonsending) func update(
+        _ body: (_ value: inout Value?) async throws -> Void,
+        of base: @escaping ValueStore<Void, Value>.Update
+    ) async throws -> Value? {
+        let caller = ChangeOrigin.writer
+        return try await mutate {
+            try await base(()) { value in
+                try await ChangeOrigin.$writer.withValue(caller) { try await body(&value) }
+            }
+        }
+    }
+
     /// Runs a mutation of the base store and caches what it stored (`nil`: nothing).
     @usableFromInline
     nonisolated(nonsending) func mutate(
