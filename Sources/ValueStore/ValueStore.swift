@@ -67,10 +67,11 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// (`nil`: nothing). If `body` throws, nothing is written and its error propagates unchanged.
     ///
     /// `body` runs on the caller's executor, inside the store's transaction, and may await other
-    /// work there: ``replacing(_:)`` reads the old store inside the new one's transaction. Keep it
-    /// short, since the store stays locked while it runs, and never write to the same store from
-    /// it. A backend may run `body` again when another writer changed the value before it could
-    /// commit (the in-memory store does), so keep its side effects out of the store.
+    /// work there: ``replacing(_:)`` reads the old store inside the new one's transaction. The
+    /// library's backends hold no lock while it runs, and run it again when another writer
+    /// changed the value before they could commit, so keep it short and keep its side effects out
+    /// of the store. Never write to the same store from it: file stores throw
+    /// ``ValueStoreError/Code/nestedWrite``.
     public typealias Update =
         nonisolated(nonsending) @Sendable (
             _ environment: Environment,
@@ -114,8 +115,9 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// The store's read-modify-write, which ``update(environment:_:)`` and ``set(_:environment:)``
     /// build on.
     ///
-    /// The library's backends make it atomic: the in-memory store holds its lock, and file stores
-    /// hold a per-path lock and an advisory file lock shared with other processes. Combinators
+    /// The library's backends make it atomic: the in-memory store and file stores commit only
+    /// if no other writer changed the value since they read it, file stores under a per-path lock
+    /// and an advisory file lock shared with other processes, and otherwise run the body again. Combinators
     /// that pass values through (``map(load:save:)-((Value)->NewValue,_)``, ``coded(_:)``,
     /// ``default(_:)``, ``optional()``, ``mapError(_:)``, `pullback(_:)`, ``provide(_:)``,
     /// ``replacing(_:)``, ``cached()``, ``versioned(_:legacyVersion:)``, and the asynchronous

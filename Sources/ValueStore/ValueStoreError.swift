@@ -80,6 +80,16 @@ public struct ValueStoreError: Error, Sendable {
         public static let invalidConfiguration = Self("invalidConfiguration")
         /// The operation is unimplemented: a placeholder store was used.
         public static let unimplemented = Self("unimplemented")
+        /// A file was written from inside the body of an update of the same file, or from a
+        /// task started there while the body ran; nothing was written. Change the update's
+        /// value instead.
+        ///
+        /// ```swift
+        /// catch ValueStoreError.nestedWrite {
+        ///     assertionFailure("write through the update's value")
+        /// }
+        /// ```
+        public static let nestedWrite = Self("nestedWrite")
     }
 
     /// What kind of failure happened.
@@ -129,6 +139,15 @@ public struct ValueStoreError: Error, Sendable {
     /// }
     /// ```
     public static var newerVersion: Self { Self(.newerVersion) }
+
+    /// A file was written from inside an update of the same file, for matching in a `catch`.
+    ///
+    /// ```swift
+    /// catch ValueStoreError.nestedWrite {
+    ///     assertionFailure("write through the update's value")
+    /// }
+    /// ```
+    public static var nestedWrite: Self { Self(.nestedWrite) }
 
     /// Whether an error is a ``ValueStoreError`` with the same code as `pattern`, so that
     /// `catch ValueStoreError.notFound` matches absence from any store.
@@ -193,6 +212,7 @@ extension ValueStoreError: CustomStringConvertible, CustomDebugStringConvertible
         case .newerVersion: "The stored data was written by a newer version of the app"
         case .invalidConfiguration: "The store is misconfigured"
         case .unimplemented: "The operation is unimplemented"
+        case .nestedWrite: "A write was nested inside an update of the same file"
         default: "The store failed (\(code))"
         }
     }

@@ -30,6 +30,9 @@
 //                                                     saves 2, then prints "save ok" or
 //                                                     "save CODE" and "load VALUE"; run it with
 //                                                     XDG_CONFIG_HOME set to a temporary directory
+//     ValueStoreTestHelper move-each-line FROM TO     for each line on standard input, moves
+//                                                     FROM's JSON number to TO and prints it,
+//                                                     or "notFound"
 
 import Foundation
 import Synchronization
@@ -229,6 +232,21 @@ func userDefaultsUnwritable(suite: String) async throws {
     print("load \(try await count.load())")
 }
 
+/// Moves the number in `from` to `to` each time standard input has a line, printing what moved.
+func moveOnEachLine(from: URL, to: URL) async throws {
+    let source = ValueStore<Void, Int>.jsonFile(from)
+    let target = ValueStore<Void, Int>.jsonFile(to)
+    while await waitForALine() != nil {
+        let reply: String
+        do {
+            reply = String(try await source.move(to: target))
+        } catch ValueStoreError.notFound {
+            reply = "notFound"
+        }
+        FileHandle.standardOutput.write(Data("\(reply)\n".utf8))
+    }
+}
+
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "write-loop" where arguments.count == 4 || arguments.count == 5:
@@ -249,6 +267,8 @@ case "settings-increment" where arguments.count == 5:
     try await settingsIncrement(url: URL(fileURLWithPath: arguments[2]), key: arguments[3], count: Int(arguments[4])!)
 case "stalled-migration" where arguments.count == 4:
     try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
+case "move-each-line" where arguments.count == 4:
+    try await moveOnEachLine(from: URL(fileURLWithPath: arguments[2]), to: URL(fileURLWithPath: arguments[3]))
 case "save-json" where arguments.count == 4:
     let store = ValueStore<Void, Int>.jsonFile(URL(fileURLWithPath: arguments[2]))
     if let number = Int(arguments[3]) {
@@ -264,6 +284,6 @@ default:
             ("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT"
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
-                + " | userdefaults-unwritable SUITE\n").utf8))
+                + " | userdefaults-unwritable SUITE | move-each-line FROM TO\n").utf8))
     exit(64)
 }

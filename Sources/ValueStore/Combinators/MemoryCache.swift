@@ -34,6 +34,10 @@ final class MemoryCache<Value: Sendable>: Sendable {
     /// The number this cache writes under, so that its watch skips its own writes.
     let writer = ChangeOrigin.next()
 
+    /// The files the base store reads, recorded as the watch starts: while one of their
+    /// directories is not watched, a hit first checks that they did not change.
+    @usableFromInline let freshness = FileFreshness()
+
     @usableFromInline
     init() {}
 
@@ -47,7 +51,9 @@ final class MemoryCache<Value: Sendable>: Sendable {
     func watch(_ signals: @Sendable () -> AsyncStream<Void>) {
         state.withLock { state in
             guard state.watch == nil else { return }
-            let changes = ChangeOrigin.$writer.withValue(writer) { signals() }
+            let changes = FileFreshness.$recording.withValue(freshness) {
+                ChangeOrigin.$writer.withValue(writer) { signals() }
+            }
             state.watch = Task { [weak self] in
                 for await _ in changes {
                     self?.invalidate()
@@ -66,15 +72,20 @@ final class MemoryCache<Value: Sendable>: Sendable {
         }
     }
 
-    /// The cached value, if there is one.
+    /// The cached value, if there is one and no file it was read from needs checking first.
     @inlinable
     var cachedValue: Value? {
-        state.withLock { $0.value }
+        guard !freshness.needsCheck else { return nil }
+        return state.withLock { $0.value }
     }
 
     /// Returns the cached value, or joins or starts the one shared load of the base store.
     @usableFromInline
     func load(from base: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        // A file's directory is not watched, so its changes may not have been signalled.
+        if freshness.needsCheck, await freshness.hasChanged() {
+            invalidate()
+        }
         let step: LoadStep = state.withLock { state in
             if let value = state.value {
                 return .hit(value)
@@ -116,6 +127,23 @@ final class MemoryCache<Value: Sendable>: Sendable {
                 state.mutationsInFlight == 0
             {
                 state.value = value
+            }
+        }
+    }
+
+    /// Runs an update of the base store and caches what it stored.
+    ///
+    /// `body` is the caller's code: it runs with the caller's writer, not this cache's, so a
+    /// stream or a write it starts, also from a task it starts, is not taken for the cache's own.
+    @usableFromInline
+    nonisolated(nonsending) func update(
+        _ body: (_ value: inout Value?) async throws -> Void,
+        of base: @escaping ValueStore<Void, Value>.Update
+    ) async throws -> Value? {
+        let caller = ChangeOrigin.writer
+        return try await mutate {
+            try await base(()) { value in
+                try await ChangeOrigin.$writer.withValue(caller) { try await body(&value) }
             }
         }
     }

@@ -20,7 +20,8 @@ extension ValueStore {
     /// An update runs both conversions inside the base store's ``update`` transaction: it
     /// converts the stored value with `load`, runs the body, converts the result with `save`, and
     /// the base stores it. So the update is atomic whenever the base store's is, for any stored
-    /// type, and the base stays locked while the conversions run: keep them short.
+    /// type. On a file store the conversions may run again when another writer got in first:
+    /// keep them short.
     ///
     /// - Parameters:
     ///   - load: Converts a stored value to the new type. Its errors propagate unchanged.

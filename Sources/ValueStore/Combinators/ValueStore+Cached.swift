@@ -54,7 +54,7 @@ extension ValueStore where Environment == Void, Value: Sendable {
             },
             update: { _, body in
                 cache.watch { self.changeSignals(()) }
-                return try await cache.mutate { try await self.update((), body) }
+                return try await cache.update(body, of: self.update)
             },
             changeSignals: { _ in
                 signals(self.changeSignals(()), before: { cache.invalidate() })

@@ -20,7 +20,12 @@ extension ValueStore {
     ///
     /// The read, the save into `target` and the removal here run inside this store's ``update``
     /// transaction, so a value saved here meanwhile, by another task or, for files, another
-    /// process, waits for the move to finish instead of being removed by it.
+    /// process, is never removed by it: the removal commits only if this store still holds the
+    /// value that was moved, and otherwise the move runs again with the newer value.
+    ///
+    /// No lock of this store is held while `target` saves, so two moves in opposite directions at
+    /// the same moment never deadlock. Both finish, and one store ends empty while the other holds
+    /// one of the two values (which one, and where, depends on the timing).
     ///
     /// ```swift
     /// try await legacyToken.move(to: token, environment: account)

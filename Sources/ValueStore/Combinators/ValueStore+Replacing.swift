@@ -18,9 +18,10 @@ extension ValueStore where Environment: Sendable {
     /// A migration reads `old` inside this store's transaction, so one that raced with a save,
     /// an update or a remove writes nothing: it finds this store holding a value, or `old`
     /// empty, and the load returns what the store holds now; or a remove that started before it
-    /// removes what it wrote. On file stores the transaction holds the file's lock, so this holds
-    /// across processes too. No operation holds one store's lock while writing the other, so two
-    /// keys of one ``SettingsFile`` can replace each other.
+    /// removes what it wrote. On file stores the transaction commits only if no writer, in any
+    /// process, touched the file since it was read, so this holds across processes too. No
+    /// operation holds one store's lock while writing the other, so two keys of one
+    /// ``SettingsFile`` can replace each other.
     ///
     /// > Important: Any error other than absence, from either store, propagates: corrupt new
     /// > data is never papered over with old data.

@@ -12,8 +12,9 @@ extension ValueStore {
     /// transform, save, which is not atomic.
     ///
     /// `transform` runs on the caller's executor and may capture the caller's state; it may
-    /// await. Keep it short, since it runs while the store is locked, and never write to the same
-    /// store from it. The in-memory store may run it again when a concurrent write got in first.
+    /// await. No lock is held while it runs: the in-memory store and file stores run it again
+    /// when a concurrent write got in first, so keep it short. Never write to the same store from
+    /// it: file stores throw ``ValueStoreError/Code/nestedWrite``.
     ///
     /// - Parameters:
     ///   - environment: The environment the store needs.

@@ -32,12 +32,6 @@ struct EncryptedFile: Sendable {
         try file.read().map { try decrypt($0, with: keyring) }
     }
 
-    /// Encrypts and writes `plaintext`, or deletes the file for `nil`; off the caller's executor.
-    /// The lock must be held.
-    @concurrent func store(_ plaintext: Data?, with keyring: EncryptionKeyring) async throws {
-        try file.store(plaintext.map { try encrypt($0, with: keyring) })
-    }
-
     /// Encrypts `plaintext` and saves it durably, taking the file's locks.
     @concurrent func save(_ plaintext: Data, with keyring: EncryptionKeyring) async throws {
         try await file.save(encrypt(plaintext, with: keyring))

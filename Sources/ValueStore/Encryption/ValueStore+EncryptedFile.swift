@@ -69,8 +69,8 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
             update: { keyring, body in
                 try await file.update(
                     body,
-                    reading: { try await encrypted.readDecrypted(with: keyring) },
-                    storing: { try await encrypted.store($0, with: keyring) }
+                    decoding: { try encrypted.decrypt($0, with: keyring) },
+                    encoding: { try encrypted.encrypt($0, with: keyring) }
                 )
             },
             changeSignals: { _ in file.changeSignals() }

@@ -22,6 +22,10 @@ struct FileSystem: Sendable {
     var read: @Sendable (_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Writes up to `buffer.count` bytes and returns how many were written.
     var write: @Sendable (_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws -> Int
+    /// Reads up to `buffer.count` bytes at `offset`, leaving the file offset alone (`pread`).
+    var readAt: @Sendable (_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws -> Int
+    /// Writes up to `buffer.count` bytes at `offset`, leaving the file offset alone (`pwrite`).
+    var writeAt: @Sendable (_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, _ offset: Int64) throws -> Int
     /// What an open file is: its identity, type, owner, permissions and size (`fstat`).
     var status: @Sendable (_ descriptor: Int32) throws -> FileStatus
     /// What the file at a path is, following symlinks (`stat`).
@@ -127,6 +131,12 @@ extension FileSystem {
         },
         write: { descriptor, buffer in
             try retryingInterrupts("write") { systemWrite(descriptor, buffer.baseAddress, buffer.count) }
+        },
+        readAt: { descriptor, buffer, offset in
+            try retryingInterrupts("pread") { pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
+        },
+        writeAt: { descriptor, buffer, offset in
+            try retryingInterrupts("pwrite") { pwrite(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
         },
         status: { descriptor in
             var status = stat()

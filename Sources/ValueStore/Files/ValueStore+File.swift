@@ -12,10 +12,13 @@ extension ValueStore where Environment == Void, Value == Data {
     ///   syncs it, renames it over the file and syncs the directory. A crash or power loss at any
     ///   instant leaves the old bytes or the new ones, complete. Missing parent directories are
     ///   created.
-    /// - **Atomic updates across processes.** `update` holds a per-path lock in this process and
-    ///   an advisory lock on a sidecar `.<name>.lock` file shared with other processes, so
-    ///   concurrent updates from any number of tasks and processes never lose one. Stores
-    ///   created separately for the same path share the locks.
+    /// - **Atomic updates across processes.** `update` runs its body with no lock held, then
+    ///   writes under a per-path lock in this process and an advisory lock on a sidecar
+    ///   `.<name>.lock` file shared with other processes, only if no one wrote the file since it
+    ///   was read; otherwise it runs the body again on the newer value. Concurrent updates from
+    ///   any number of tasks and processes never lose one. Stores created separately for the
+    ///   same path share the locks. A write to the same file from inside the body throws
+    ///   ``ValueStoreError/Code/nestedWrite``.
     /// - **Clear failures.** A missing file loads as ``ValueStoreError/notFound``; every other
     ///   failure throws ``ValueStoreError/Code/io`` naming the file, the step and the system's
     ///   reason, and leaves the previous bytes in place.
@@ -48,13 +51,7 @@ extension ValueStore where Environment == Void, Value == Data {
                 return data
             },
             remove: { _ in try await file.remove() },
-            update: { _, body in
-                try await file.update(
-                    body,
-                    reading: { try await file.readConcurrently() },
-                    storing: { try await file.storeConcurrently($0) }
-                )
-            },
+            update: { _, body in try await file.update(body) },
             changeSignals: { _ in file.changeSignals() }
         )
     }

@@ -3,8 +3,9 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// Watches one directory with inotify on a thread of its own, and reports the names of the
-/// entries that were replaced, written, deleted or moved away.
+/// Watches one directory with inotify on a thread of its own, and reports what happened to it:
+/// entries replaced, written, deleted or moved away (or, for ``Interest/creation``, created), a
+/// lost queue, a lost watch.
 ///
 /// The directory is watched, not the file, because saves replace the file by renaming another
 /// over it. The thread blocks in `poll` on the inotify descriptor and a pipe; ``stop()`` writes to
@@ -21,11 +22,21 @@ final class DirectoryWatcher: Sendable {
     var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Starts watching `directory`; `nil` when it cannot be watched (it does not exist, or
-    /// inotify is unavailable): then only this process's writes are seen.
-    init?(directory: String, onChange: @escaping @Sendable (_ name: String?) -> Void) {
+    /// inotify is unavailable). `onEvents` runs on the watcher's thread, once per batch read.
+    init?(
+        directory: String, interest: DirectoryEvent.Interest,
+        onEvents: @escaping @Sendable (_ events: [DirectoryEvent]) -> Void
+    ) {
         let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard inotify >= 0 else { return nil }
-        let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM)
+        let entries =
+            switch interest {
+            case .entries: IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM
+            case .creation: IN_CREATE | IN_MOVED_TO
+            }
+        // The watch itself going away (deleted, moved, unmounted) arrives as IN_DELETE_SELF,
+        // IN_MOVE_SELF, IN_UNMOUNT or IN_IGNORED; a full queue as IN_Q_OVERFLOW.
+        let mask = UInt32(entries | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
         guard inotify_add_watch(inotify, directory, mask) >= 0 else {
             close(inotify)
             return nil
@@ -41,7 +52,7 @@ final class DirectoryWatcher: Sendable {
         self.wake = wake
         Self.openWatches.add(1, ordering: .relaxed)
         let thread = Thread { [self] in
-            Self.run(inotify: inotify, wake: woken, onChange: onChange)
+            Self.run(inotify: inotify, wake: woken, onEvents: onEvents)
             close(inotify)
             close(woken)
             close(wake)
@@ -59,7 +70,7 @@ final class DirectoryWatcher: Sendable {
         _ = write(wake, &byte, 1)
     }
 
-    private static func run(inotify: Int32, wake: Int32, onChange: @Sendable (String?) -> Void) {
+    private static func run(inotify: Int32, wake: Int32, onEvents: @Sendable ([DirectoryEvent]) -> Void) {
         var descriptors = [
             pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
@@ -75,36 +86,44 @@ final class DirectoryWatcher: Sendable {
             }
             if descriptors[1].revents != 0 { return }
             guard descriptors[0].revents != 0 else { continue }
-            var names: [String] = []
+            var events: [DirectoryEvent] = []
             while true {
                 let count = read(inotify, buffer, capacity)
                 if count <= 0 { break }
-                names += Self.names(in: UnsafeRawBufferPointer(start: buffer, count: count))
+                events += Self.events(in: UnsafeRawBufferPointer(start: buffer, count: count))
             }
-            var seen = Set<String>()
-            for name in names where seen.insert(name).inserted {
-                onChange(name)
+            let batch = DirectoryEvent.coalesced(events)
+            if !batch.isEmpty {
+                onEvents(batch)
             }
         }
     }
 
-    /// The entry names in a buffer of `inotify_event` records: a 16-byte header (`wd`, `mask`,
+    /// The events in a buffer of `inotify_event` records: a 16-byte header (`wd`, `mask`,
     /// `cookie`, `len`) followed by `len` bytes of NUL-padded name.
-    private static func names(in events: UnsafeRawBufferPointer) -> [String] {
-        var names: [String] = []
+    static func events(in buffer: UnsafeRawBufferPointer) -> [DirectoryEvent] {
+        var events: [DirectoryEvent] = []
         var offset = 0
         let header = 16
-        while offset + header <= events.count {
-            let length = Int(events.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+        let lost = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED)
+        while offset + header <= buffer.count {
+            let mask = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
             let start = offset + header
-            let end = min(start + length, events.count)
-            let bytes = events[start..<end].prefix { $0 != 0 }
-            if !bytes.isEmpty {
-                names.append(String(decoding: bytes, as: UTF8.self))
+            let end = min(start + length, buffer.count)
+            let bytes = buffer[start..<end].prefix { $0 != 0 }
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                // Events were dropped, and with them the names they carried.
+                events.append(.anyEntry)
+            } else if mask & lost != 0 {
+                events.append(.lost)
+            } else if !bytes.isEmpty {
+                let name = String(decoding: bytes, as: UTF8.self)
+                events.append(.entry(name, writtenInPlace: mask & UInt32(IN_CLOSE_WRITE) != 0))
             }
             offset = start + length
         }
-        return names
+        return events
     }
 }
 #endif

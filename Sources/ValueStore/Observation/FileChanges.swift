@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Darwin)
 import Darwin
@@ -20,51 +21,97 @@ import Android
 ///   process last wrote is its own, already signalled, and is skipped.
 /// - A directory is watched while at least one stream for a file in it is alive.
 ///
+/// Every observed directory has a health (``Watch``): watched, waiting for a missing directory to
+/// appear (its nearest existing ancestor is watched for it), or not watched at all (no inotify
+/// instance, no permission). A lost watch (the directory deleted or moved away) is armed again at
+/// once; a directory that appears is watched from then on; an unwatched one is tried again on each
+/// new stream, on each write of this process into it, and on each load ``FileFreshness`` checks.
+/// Whenever a directory becomes watched again, or its watcher's queue overflowed, every observed
+/// file in it is signalled, since changes may have gone unseen.
+///
 /// While nobody observes a path, a write costs one dictionary look-up under a lock.
 final class FileChanges: Sendable {
     static let shared = FileChanges()
 
     private struct Path {
         let broadcaster = ChangeBroadcaster()
+        let directory: String
         var streams = 0
         /// What this process's last write left at the path; `nil` before it writes.
         var ownWrite: FileIdentity?
     }
 
+    /// How an observed directory is watched.
+    private enum Watch {
+        /// Every change to its entries arrives.
+        case watching(DirectoryWatcher)
+        /// The directory does not exist: `watcher` watches its nearest existing ancestor for the
+        /// creation of `component`, the next name on the way to it.
+        case waiting(for: String, watcher: DirectoryWatcher)
+        /// No watch could be made: only this process's writes are seen.
+        case unwatched
+
+        var watcher: DirectoryWatcher? {
+            switch self {
+            case .watching(let watcher), .waiting(_, let watcher): watcher
+            case .unwatched: nil
+            }
+        }
+
+        var isWatching: Bool {
+            if case .watching = self { true } else { false }
+        }
+    }
+
     private struct Directory {
-        let watcher: DirectoryWatcher?
+        var watch: Watch
+        /// The number of the current watch: events from a watcher replaced since are ignored.
+        var id: UInt64
         var streams = 0
     }
 
     private struct State {
         var paths: [String: Path] = [:]
         var directories: [String: Directory] = [:]
+        var nextID: UInt64 = 0
+        /// Test seam: directories under these paths cannot be watched, as when the user has no
+        /// inotify instance left.
+        var unwatchable: Set<String> = []
     }
 
     private let state = Locked(State())
 
+    /// How many observed directories are not watched: zero on the healthy path, where a cache
+    /// needs no check before answering from memory.
+    let unwatchedDirectories = Atomic<Int>(0)
+
+    /// How many times an observed directory stopped being watched, so that a check made before
+    /// is not trusted after (see ``FileFreshness``).
+    let losses = Atomic<UInt64>(0)
+
     /// A stream of signals for the file at `path`, in `directory`, until its consumer stops.
     func signals(path: String, directory: String) -> AsyncStream<Void> {
-        let broadcaster = state.withLock { state in
-            state.paths[path, default: Path()].streams += 1
-            // A directory missing when the first stream started had no watch; each new stream
-            // tries again, so one created since is watched from then on.
-            if state.directories[directory]?.watcher == nil {
+        FileFreshness.recording?.depend(on: path, in: directory)
+        let (broadcaster, replaced, rearmed) = state.withLock { state in
+            state.paths[path, default: Path(directory: directory)].streams += 1
+            var replaced: DirectoryWatcher?
+            var rearmed = false
+            if state.directories[directory] == nil {
                 // Creating the watch makes a few non-blocking system calls (inotify_init1,
-                // inotify_add_watch, pipe) and starts the thread that reads it.
-                let watcher = DirectoryWatcher(directory: directory) { [weak self] name in
-                    self?.externalChange(in: directory, name: name)
-                }
-                if let existing = state.directories[directory] {
-                    if watcher != nil {
-                        state.directories[directory] = Directory(watcher: watcher, streams: existing.streams)
-                    }
-                } else {
-                    state.directories[directory] = Directory(watcher: watcher)
-                }
+                // inotify_add_watch, pipe, stat) and starts the thread that reads it.
+                let id = nextID(&state)
+                state.directories[directory] = Directory(
+                    watch: arm(directory, id: id, unwatchable: state.unwatchable), id: id)
+                updateHealth(from: nil, to: state.directories[directory]!.watch)
+            } else if case .unwatched = state.directories[directory]!.watch {
+                (replaced, rearmed) = rearm(directory, &state)
             }
             state.directories[directory]!.streams += 1
-            return state.paths[path]!.broadcaster
+            return (state.paths[path]!.broadcaster, replaced, rearmed)
+        }
+        replaced?.stop()
+        if rearmed {
+            externalChange([.anyEntry], in: directory)
         }
         return broadcaster.signals { [weak self] in
             self?.release(path: path, directory: directory)
@@ -84,19 +131,42 @@ final class FileChanges: Sendable {
             }
             state.directories[directory]!.streams -= 1
             guard state.directories[directory]!.streams == 0 else { return nil }
-            return state.directories.removeValue(forKey: directory)!.watcher
+            let watch = state.directories.removeValue(forKey: directory)!.watch
+            updateHealth(from: watch, to: nil)
+            return watch.watcher
         }
         stopped?.stop()
     }
 
-    /// The watcher of `directory`, while any stream needs it; `nil` when none could be made.
+    /// The watcher of `directory`, while any stream needs it and it is watched; `nil` when the
+    /// directory is missing or no watch could be made.
     func watcher(of directory: String) -> DirectoryWatcher? {
-        state.withLock { $0.directories[directory]?.watcher }
+        state.withLock { state in
+            guard case .watching(let watcher) = state.directories[directory]?.watch else { return nil }
+            return watcher
+        }
+    }
+
+    /// Whether `directory` is watched, or observed by no stream (nothing to miss).
+    func isWatched(_ directory: String) -> Bool {
+        state.withLock { $0.directories[directory]?.watch.isWatching ?? true }
     }
 
     /// Whether any stream follows `path`; tests use it to check that streams are released.
     func isObserved(_ path: String) -> Bool {
         state.withLock { $0.paths[path] != nil }
+    }
+
+    /// Tries again to watch `directory` if no watch could be made for it.
+    func retryWatch(of directory: String) {
+        let (replaced, watched) = state.withLock { state -> (DirectoryWatcher?, Bool) in
+            guard case .unwatched = state.directories[directory]?.watch else { return (nil, false) }
+            return rearm(directory, &state)
+        }
+        replaced?.stop()
+        if watched {
+            externalChange([.anyEntry], in: directory)
+        }
     }
 
     /// Records that this process is about to rename `temporary` over `path`.
@@ -110,9 +180,19 @@ final class FileChanges: Sendable {
     }
 
     /// Signals every stream for `path` except the current writer's: this process changed it.
+    ///
+    /// A write into a directory that is not watched (the first save, which created it) tries to
+    /// watch it again, so that other processes' changes are seen from then on.
     func didChange(_ path: String) {
-        let broadcaster = state.withLock { $0.paths[path]?.broadcaster }
+        let (broadcaster, directory) = state.withLock { state -> (ChangeBroadcaster?, String?) in
+            guard let entry = state.paths[path] else { return (nil, nil) }
+            let watched = state.directories[entry.directory]?.watch.isWatching ?? true
+            return (entry.broadcaster, watched ? nil : entry.directory)
+        }
         broadcaster?.signal()
+        if let directory {
+            rearmNow(directory)
+        }
     }
 
     private func record(_ path: String, _ identity: () -> FileIdentity) {
@@ -121,18 +201,183 @@ final class FileChanges: Sendable {
         state.withLock { $0.paths[path]?.ownWrite = identity }
     }
 
-    /// The watcher saw `name` change in `directory` (`nil`: some entry): signal each path that
-    /// changed, unless this process wrote what is there now.
-    private func externalChange(in directory: String, name: String?) {
-        let prefix = directory == "/" ? "/" : "\(directory)/"
-        let watched = state.withLock { state in
-            state.paths.compactMap { path, entry in
-                let inDirectory = name.map { path == prefix + $0 } ?? isEntry(path, of: prefix)
-                return inDirectory ? (path, entry.broadcaster, entry.ownWrite) : nil
+    // MARK: - Arming
+
+    private func nextID(_ state: inout State) -> UInt64 {
+        state.nextID += 1
+        return state.nextID
+    }
+
+    /// A watch for `directory`: of the directory itself, or, while it is missing, of its nearest
+    /// existing ancestor, for the next component on the way; `.unwatched` when neither can be made.
+    private func arm(_ directory: String, id: UInt64, unwatchable: Set<String>) -> Watch {
+        // A directory or component created while its watch was being made: try again (once for
+        // the directory itself, which may exist and still not be watchable).
+        var triedExisting = false
+        for _ in 0..<4 {
+            if let watcher = makeWatcher(of: directory, for: directory, interest: .entries, id: id, unwatchable) {
+                return .watching(watcher)
+            }
+            if Self.exists(directory) {
+                if triedExisting { return .unwatched }
+                triedExisting = true
+                continue
+            }
+            var missing = directory
+            var ancestor = Self.parent(of: directory)
+            while ancestor != missing, !Self.exists(ancestor) {
+                missing = ancestor
+                ancestor = Self.parent(of: ancestor)
+            }
+            guard ancestor != missing else { return .unwatched }
+            guard let watcher = makeWatcher(of: ancestor, for: directory, interest: .creation, id: id, unwatchable)
+            else {
+                if Self.exists(ancestor) { return .unwatched }
+                continue
+            }
+            if Self.exists(missing) {
+                watcher.stop()
+                continue
+            }
+            return .waiting(for: String(missing.dropFirst(ancestor == "/" ? 1 : ancestor.count + 1)), watcher: watcher)
+        }
+        return .unwatched
+    }
+
+    /// Replaces the watch of `directory` with a new one; returns the watcher it replaced, to stop
+    /// outside the lock, and whether the directory is watched now.
+    private func rearm(_ directory: String, _ state: inout State) -> (replaced: DirectoryWatcher?, watched: Bool) {
+        guard let old = state.directories[directory] else { return (nil, false) }
+        let id = nextID(&state)
+        let watch = arm(directory, id: id, unwatchable: state.unwatchable)
+        state.directories[directory]!.watch = watch
+        state.directories[directory]!.id = id
+        updateHealth(from: old.watch, to: watch)
+        return (old.watch.watcher, watch.isWatching)
+    }
+
+    /// Arms `directory` again and, once it is watched, signals every file in it.
+    private func rearmNow(_ directory: String) {
+        let (replaced, watched) = state.withLock { state -> (DirectoryWatcher?, Bool) in
+            guard let entry = state.directories[directory], !entry.watch.isWatching else { return (nil, false) }
+            return rearm(directory, &state)
+        }
+        replaced?.stop()
+        if watched {
+            externalChange([.anyEntry], in: directory)
+        }
+    }
+
+    private func makeWatcher(
+        of watched: String, for directory: String, interest: DirectoryEvent.Interest, id: UInt64,
+        _ unwatchable: Set<String>
+    ) -> DirectoryWatcher? {
+        guard !unwatchable.contains(where: { watched.hasPrefix($0) }) else { return nil }
+        return DirectoryWatcher(directory: watched, interest: interest) { [weak self] events in
+            self?.receive(events, in: directory, from: id)
+        }
+    }
+
+    /// Keeps ``unwatchedDirectories`` and ``losses`` current as a directory's watch changes.
+    private func updateHealth(from old: Watch?, to new: Watch?) {
+        let wasWatching = old?.isWatching ?? true
+        let isWatching = new?.isWatching ?? true
+        if wasWatching && !isWatching {
+            unwatchedDirectories.add(1, ordering: .releasing)
+            if old != nil {
+                losses.add(1, ordering: .releasing)
+            }
+        } else if !wasWatching && isWatching {
+            unwatchedDirectories.subtract(1, ordering: .releasing)
+        }
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    // MARK: - Events
+
+    /// What a watcher of `directory` (or of its ancestor, while it is missing) reported.
+    private func receive(_ events: [DirectoryEvent], in directory: String, from id: UInt64) {
+        let (replaced, changes) = state.withLock { state -> (DirectoryWatcher?, [DirectoryEvent]) in
+            guard let entry = state.directories[directory], entry.id == id else { return (nil, []) }
+            switch entry.watch {
+            case .watching:
+                guard events.contains(.lost) else { return (nil, events) }
+                // Deleted, or moved away: watch what is at the path now, or wait for it.
+                let (replaced, _) = rearm(directory, &state)
+                return (replaced, [.anyEntry])
+            case .waiting(let component, _):
+                let arrived = events.contains { event in
+                    switch event {
+                    case .entry(let name, _): name == component
+                    case .anyEntry, .lost: true
+                    }
+                }
+                guard arrived else { return (nil, []) }
+                let (replaced, watched) = rearm(directory, &state)
+                return (replaced, watched ? [.anyEntry] : [])
+            case .unwatched:
+                return (nil, [])
             }
         }
-        for (path, broadcaster, ownWrite) in watched {
-            if let ownWrite, ownWrite == FileIdentity(of: path) {
+        replaced?.stop()
+        if !changes.isEmpty {
+            externalChange(changes, in: directory)
+        }
+    }
+
+    /// Test seam: hands `events` to this registry as the current watcher of `directory` would.
+    func deliver(_ events: [DirectoryEvent], asWatcherOf directory: String) {
+        guard let id = state.withLock({ $0.directories[directory]?.id }) else { return }
+        receive(events, in: directory, from: id)
+    }
+
+    /// Test seam: makes every watch of a directory under `prefix` fail, as when the user has no
+    /// inotify instance left (`false` lifts it; the next retry then succeeds).
+    func simulateNoWatches(under prefix: String, _ failing: Bool) {
+        state.withLock { state in
+            if failing {
+                state.unwatchable.insert(prefix)
+            } else {
+                state.unwatchable.remove(prefix)
+            }
+        }
+    }
+
+    /// The watcher saw `events` in `directory`: signal each path that changed, unless this
+    /// process wrote what is there now.
+    private func externalChange(_ events: [DirectoryEvent], in directory: String) {
+        let prefix = directory == "/" ? "/" : "\(directory)/"
+        var everything = false
+        var named: [String: Bool] = [:]
+        for event in events {
+            switch event {
+            case .entry(let name, let writtenInPlace):
+                named[prefix + name] = named[prefix + name] == true || writtenInPlace
+            case .anyEntry, .lost: everything = true
+            }
+        }
+        let watched = state.withLock { state in
+            state.paths.compactMap { path, entry -> (ChangeBroadcaster, FileIdentity?, String, Bool)? in
+                if let writtenInPlace = named[path] {
+                    return (entry.broadcaster, entry.ownWrite, path, writtenInPlace)
+                }
+                guard everything, isEntry(path, of: prefix) else { return nil }
+                return (entry.broadcaster, entry.ownWrite, path, false)
+            }
+        }
+        for (broadcaster, ownWrite, path, writtenInPlace) in watched {
+            // This library's saves rename a new file over the path and never write it in place:
+            // a write in place is another writer's, whatever the identity says.
+            if !writtenInPlace, let ownWrite, ownWrite == FileIdentity(of: path) {
                 continue
             }
             broadcaster.signalAll()

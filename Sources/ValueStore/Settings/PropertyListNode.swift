@@ -108,6 +108,20 @@ extension PropertyListNode {
     }
 }
 
+extension PropertyListNode {
+    /// Whether the node holds a date with a fraction of a second, which an XML property list
+    /// cannot hold (it writes dates to whole seconds).
+    var containsInexactDate: Bool {
+        switch self {
+        case .date(let date):
+            date.timeIntervalSinceReferenceDate.rounded(.towardZero) != date.timeIntervalSinceReferenceDate
+        case .array(let nodes): nodes.contains { $0.containsInexactDate }
+        case .dictionary(let nodes): nodes.values.contains { $0.containsInexactDate }
+        default: false
+        }
+    }
+}
+
 /// An optional seen as `Any`, so its wrapped object can be taken out.
 private protocol OptionalObject {
     var wrappedObject: Any? { get }

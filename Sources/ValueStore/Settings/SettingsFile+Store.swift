@@ -17,7 +17,8 @@ extension SettingsFile {
     ///
     /// A load serves the decoded value from memory until the file changes: through this process,
     /// or through another process, which the file's watch reports (see ``ValueStore/changes()``). A save or remove joins the next group commit and returns once it is durable; an
-    /// update runs its body under the file's locks, in a commit of its own.
+    /// update runs its body with no lock held, then commits on its own under the file's locks if
+    /// the file did not change meanwhile, or runs the body again.
     ///
     /// - Parameters:
     ///   - key: The key in the file.
@@ -32,6 +33,8 @@ extension SettingsFile {
         return ValueStore(
             label: label,
             load: { _ in
+                // While the file's directory is not watched: one `stat` first (SettingsFile+Watch).
+                if self.freshness.needsCheck { await self.forgetEntriesIfTheFileChanged() }
                 if let cached = cache.withLock({ $0 }), cached.generation == self.currentGeneration {
                     return cached.value
                 }
@@ -58,15 +61,16 @@ extension SettingsFile {
                     return value
                 }
             },
-            changeSignals: { _ in self.keySignals() }
+            changeSignals: { _ in self.keySignals(for: key) }
         )
     }
 
-    /// Signals after each change to the file's entries, for ``ValueStore/changes()`` on key stores.
+    /// Signals after each change to `key`'s entry in the file, for ``ValueStore/changes()`` on
+    /// key stores: a change to another key wakes nobody here.
     @usableFromInline
-    func keySignals() -> AsyncStream<Void> {
+    func keySignals(for key: String) -> AsyncStream<Void> {
         startWatching()
-        return keyChanges.signals()
+        return keyBroadcaster(for: key).signals()
     }
 
     @usableFromInline

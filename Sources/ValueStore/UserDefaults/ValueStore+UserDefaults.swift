@@ -24,6 +24,9 @@ extension ValueStore where Environment == Void, Value: PropertyListValue {
     /// - **Writes** are atomic within the process: `update` holds a lock that this process's
     ///   saves and removes of the key take too. UserDefaults promises no durability and no
     ///   atomicity across processes; on Linux the store calls `synchronize()` after each write.
+    /// - **Dates on Linux.** Foundation on Linux writes UserDefaults as XML, whose dates hold whole
+    ///   seconds: a date with a fraction is refused with ``ValueStoreError/Code/encodingFailed``
+    ///   rather than read back different by the next process.
     ///
     /// - Parameters:
     ///   - key: The key.
@@ -175,6 +178,15 @@ struct UserDefaultsKey: Sendable {
 
     private func store<Value: PropertyListValue>(_ value: Value?, in defaults: UserDefaults) throws {
         #if !canImport(Darwin)
+        // Foundation on Linux writes UserDefaults as an XML property list, whose dates hold whole
+        // seconds: a date with a fraction would read back different in the next process.
+        if let value, PropertyListNode(object: value.propertyListObject)?.containsInexactDate == true {
+            throw ValueStoreError(
+                .encodingFailed, store: label,
+                reason:
+                    "Foundation on Linux keeps UserDefaults in an XML property list, which holds dates to whole seconds;"
+                    + " round the date, or keep it in a settings file; nothing changed")
+        }
         // Foundation on Linux writes its property-list file only when asked; if that fails, the
         // value stored before is put back, so a failed save leaves it as it was.
         let previous = storedObject(in: defaults)

@@ -163,6 +163,14 @@ final class SystemCalls: Sendable {
                 self.note("write")
                 return try live.write(descriptor, buffer)
             },
+            readAt: { descriptor, buffer, offset in
+                self.note("pread")
+                return try live.readAt(descriptor, buffer, offset)
+            },
+            writeAt: { descriptor, buffer, offset in
+                self.note("pwrite")
+                return try live.writeAt(descriptor, buffer, offset)
+            },
             status: { descriptor in
                 self.note("fstat")
                 return try live.status(descriptor)

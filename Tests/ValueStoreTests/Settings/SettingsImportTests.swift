@@ -37,6 +37,20 @@ import Testing
         }
     }
 
+    @Test func anImportedDateKeepsItsFractionalSeconds() async throws {
+        try await TemporarySuite.with { suite in
+            try await TemporaryDirectory.with { directory in
+                let when = Date(timeIntervalSinceReferenceDate: 785_000_123.456_789)
+                suite.defaults.set(when, forKey: "lastSync")
+                let url = directory.appending(path: "settings.plist")
+                let imported = try await SettingsFile(url).importUserDefaults(suiteName: suite.name, keys: ["lastSync"])
+                #expect(imported == ["lastSync"])
+                let loaded = try await SettingsFile(url).store("lastSync", as: Date.self).load()
+                #expect(loaded == when)
+            }
+        }
+    }
+
     @Test func aDamagedFileImportsNothingAndRemovesNothing() async throws {
         try await TemporarySuite.with { suite in
             try await TemporaryDirectory.with { directory in

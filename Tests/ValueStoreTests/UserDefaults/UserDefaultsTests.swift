@@ -98,6 +98,26 @@ struct TemporarySuite {
     }
     #endif
 
+    #if !canImport(Darwin)
+    /// Foundation on Linux writes UserDefaults as XML, whose dates hold whole seconds: the next
+    /// process would read a different date, so the store refuses it instead.
+    @Test func onLinuxADateWithAFractionIsRefusedNotTruncated() async throws {
+        try await TemporarySuite.with { suite in
+            let whole = Date(timeIntervalSinceReferenceDate: 785_000_123)
+            let when = ValueStore<Void, Date>.userDefaults("when", suiteName: suite.name)
+            try await when.save(whole)
+            await #expect(throws: ValueStoreError(.encodingFailed)) {
+                try await when.save(Date(timeIntervalSinceReferenceDate: 785_000_123.25))
+            }
+            await #expect(throws: ValueStoreError(.encodingFailed)) {
+                try await ValueStore<Void, [String: [Date]]>.userDefaults("nested", suiteName: suite.name)
+                    .save(["a": [whole, Date(timeIntervalSinceReferenceDate: 0.5)]])
+            }
+            #expect(try await when.load() == whole, "nothing changed")
+        }
+    }
+    #endif
+
     @Test func updatesAreAtomicWithinTheProcess() async throws {
         try await TemporarySuite.with { suite in
             let counter = ValueStore<Void, Int>.userDefaults("counter", suiteName: suite.name).default(0)

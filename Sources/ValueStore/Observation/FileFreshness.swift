@@ -1,0 +1,80 @@
+import Synchronization
+
+/// Whether a value held in memory may be older than the files it was read from, for the caches
+/// that answer loads from memory: ``ValueStore/cached()`` and the key stores of a
+/// ``SettingsFile``.
+///
+/// While every directory of its files is watched, a change to a file arrives as a signal and the
+/// cache empties itself: ``needsCheck`` is `false` after one atomic load, and nothing else is
+/// paid. While one is not (missing, lost, no inotify instance left), a load calls
+/// ``hasChanged()`` before answering from memory: one `stat` per file, compared with what the last
+/// check saw, and another try at watching the directory.
+@usableFromInline
+final class FileFreshness: Sendable {
+    private struct File: Equatable {
+        let path: String
+        let directory: String
+    }
+
+    private struct State {
+        var files: [File] = []
+        /// What the last check saw, and the number of lost watches then (see ``FileChanges/losses``).
+        var seen: (losses: UInt64, identities: [FileIdentity])?
+    }
+
+    private let state = Locked(State())
+    private let changes: FileChanges
+
+    /// Bound while a cache starts following its base store: each file path the base asks
+    /// ``FileChanges`` to follow becomes one of this freshness's files.
+    @TaskLocal static var recording: FileFreshness?
+
+    /// A freshness whose files are recorded as its cache starts following its base store.
+    @usableFromInline
+    init() {
+        changes = .shared
+    }
+
+    /// A freshness of one file.
+    init(path: String, directory: String) {
+        changes = .shared
+        depend(on: path, in: directory)
+    }
+
+    /// Adds a file the cached value is read from.
+    func depend(on path: String, in directory: String) {
+        let file = File(path: path, directory: directory)
+        state.withLock { state in
+            if !state.files.contains(file) {
+                state.files.append(file)
+            }
+        }
+    }
+
+    /// Whether a load must call ``hasChanged()`` before answering from memory: some file's
+    /// directory is not watched. One atomic load while every observed directory is watched.
+    @usableFromInline
+    var needsCheck: Bool {
+        guard changes.unwatchedDirectories.load(ordering: .acquiring) > 0 else { return false }
+        let directories = state.withLock { $0.files.map(\.directory) }
+        return directories.contains { !changes.isWatched($0) }
+    }
+
+    /// Whether any file changed since the last check; `true` at the first check, and after a
+    /// watch was lost since. Tries again to watch the directories that are not watched. Runs off
+    /// the caller's executor: it makes one `stat` per file.
+    @usableFromInline
+    @concurrent func hasChanged() async -> Bool {
+        let files = state.withLock { $0.files }
+        for directory in Set(files.map(\.directory)) {
+            changes.retryWatch(of: directory)
+        }
+        let losses = changes.losses.load(ordering: .acquiring)
+        let identities = files.map { FileIdentity(of: $0.path) }
+        return state.withLock { state in
+            defer { state.seen = (losses, identities) }
+            guard let seen = state.seen, seen.losses == losses else { return true }
+            return seen.identities != identities
+        }
+    }
+}

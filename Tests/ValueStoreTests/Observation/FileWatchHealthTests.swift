@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+
+@testable import ValueStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The directory watch's health: a directory that is missing, deleted, moved away or cannot be
+/// watched still has its changes seen, by a watch armed again or by a check of the file's identity
+/// before a load answers from memory.
+@Suite struct FileWatchHealthTests {
+    /// Writes `number` to `url` the way another process's save does: a new file renamed over it.
+    static func writeAsAnotherProcess(_ number: Int, to url: URL) throws {
+        try Data("\(number)".utf8).write(to: url, options: .atomic)
+    }
+
+    // MARK: - A directory that does not exist yet
+
+    @Test func aStreamStartedBeforeItsDirectoryExistsSeesTheFirstWriteInIt() async throws {
+        try await TemporaryDirectory.with { directory in
+            let folder = directory.appending(path: "Application Support/app")
+            let url = folder.appending(path: "count.json")
+            let log = StateLog(ValueStore<Void, Int>.jsonFile(url).changes())
+            #expect(await log.waitForLast("absent"))
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Self.writeAsAnotherProcess(42, to: url)
+            #expect(await log.waitForLast("42"))
+            try Self.writeAsAnotherProcess(43, to: url)
+            #expect(await log.waitForLast("43"))
+        }
+    }
+
+    @Test func aCacheWhoseDirectoryItsFirstSaveCreatedSeesAnotherProcessesWrites() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "Application Support/count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            #expect(try await cached.optional().load() == nil)
+            try await cached.save(1)
+            #expect(FileChanges.shared.watcher(of: file.directory) != nil)
+            #expect(try await cached.load() == 1)
+            try Self.writeAsAnotherProcess(7, to: url)
+            #expect(try await eventually { try await cached.load() == 7 })
+        }
+    }
+
+    @MainActor @Test func aStoredValueWhoseDirectoryItsFirstSaveCreatedFollowsAnotherProcess() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "Application Support/count.json")
+            let count = await StoredValue.loaded(ValueStore<Void, Int>.jsonFile(url), default: 0)
+            try await count.set(1)
+            try Self.writeAsAnotherProcess(7, to: url)
+            #expect(await eventually { count.value == 7 })
+        }
+    }
+
+    // MARK: - A directory deleted or moved away, then made again
+
+    @Test(arguments: ["deleted", "moved away"])
+    func aDirectoryMadeAgainIsWatchedAgain(_ how: String) async throws {
+        try await TemporaryDirectory.with { directory in
+            let folder = directory.appending(path: "data")
+            let url = folder.appending(path: "count.json")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let store = ValueStore<Void, Int>.jsonFile(url)
+            try await store.save(1)
+            let log = StateLog(store.changes())
+            #expect(await log.waitForLast("1"))
+            if how == "deleted" {
+                try FileManager.default.removeItem(at: folder)
+            } else {
+                try FileManager.default.moveItem(at: folder, to: directory.appending(path: "old"))
+            }
+            #expect(await log.waitForLast("absent"))
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Self.writeAsAnotherProcess(5, to: url)
+            #expect(await log.waitForLast("5"))
+            // A cache that starts following the file now sees later changes too.
+            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            #expect(try await cached.load() == 5)
+            try Self.writeAsAnotherProcess(6, to: url)
+            #expect(try await eventually { try await cached.load() == 6 })
+            #expect(await log.waitForLast("6"))
+        }
+    }
+
+    // MARK: - An overflowed queue
+
+    #if canImport(Glibc)
+    @Test func anOverflowedQueueIsAChangeToEveryEntry() {
+        // inotify_event records: a 16-byte header (wd, mask, cookie, len), then the name.
+        func record(watch: Int32, mask: UInt32, name: String = "") -> [UInt8] {
+            var padded = Array(name.utf8)
+            if !padded.isEmpty {
+                padded += [UInt8](repeating: 0, count: 16 - padded.count % 16)
+            }
+            var bytes: [UInt8] = []
+            withUnsafeBytes(of: watch.littleEndian) { bytes += $0 }
+            withUnsafeBytes(of: mask.littleEndian) { bytes += $0 }
+            withUnsafeBytes(of: UInt32(0)) { bytes += $0 }
+            withUnsafeBytes(of: UInt32(padded.count).littleEndian) { bytes += $0 }
+            return bytes + padded
+        }
+        let buffer =
+            record(watch: 1, mask: UInt32(IN_MOVED_TO), name: "a.json")
+            + record(watch: -1, mask: UInt32(IN_Q_OVERFLOW))
+            + record(watch: 1, mask: UInt32(IN_CLOSE_WRITE), name: "b.json")
+            + record(watch: 1, mask: UInt32(IN_IGNORED))
+        let events = buffer.withUnsafeBytes { DirectoryWatcher.events(in: $0) }
+        #expect(
+            events == [
+                .entry("a.json", writtenInPlace: false), .anyEntry, .entry("b.json", writtenInPlace: true), .lost,
+            ])
+    }
+    #endif
+
+    @Test func anOverflowSignalsEveryObservedFileInTheDirectory() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            try Self.writeAsAnotherProcess(1, to: url)
+            var signals = ValueStore<Void, Int>.jsonFile(url).changeSignals(()).makeAsyncIterator()
+            FileChanges.shared.deliver([.anyEntry], asWatcherOf: file.directory)
+            #expect(await signals.next() != nil)
+        }
+    }
+
+    // MARK: - No watch at all
+
+    @Test func withoutAWatchACachedHitChecksTheFileFirst() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            FileChanges.shared.simulateNoWatches(under: file.directory, true)
+            defer { FileChanges.shared.simulateNoWatches(under: file.directory, false) }
+            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            try await cached.save(1)
+            #expect(try await cached.load() == 1)
+            #expect(FileChanges.shared.watcher(of: file.directory) == nil)
+            try Self.writeAsAnotherProcess(7, to: url)
+            #expect(try await cached.load() == 7)
+            #expect(try await cached.load() == 7)
+            // Instances free up: the next load's check watches the directory again.
+            FileChanges.shared.simulateNoWatches(under: file.directory, false)
+            #expect(try await cached.load() == 7)
+            #expect(FileChanges.shared.watcher(of: file.directory) != nil)
+            try Self.writeAsAnotherProcess(8, to: url)
+            #expect(try await eventually { try await cached.load() == 8 })
+        }
+    }
+
+    @Test func withoutAWatchASettingsKeyChecksTheFileFirst() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            FileChanges.shared.simulateNoWatches(under: file.directory, true)
+            defer { FileChanges.shared.simulateNoWatches(under: file.directory, false) }
+            let theme = SettingsFile(url).store("theme", as: String.self)
+            try await theme.save("light")
+            #expect(try await theme.load() == "light")
+            let written = try PropertyListSerialization.data(
+                fromPropertyList: ["theme": "dark"], format: .xml, options: 0)
+            try written.write(to: url, options: .atomic)
+            #expect(try await theme.load() == "dark")
+        }
+    }
+
+    // MARK: - Whose write it was
+
+    #if canImport(Glibc)
+    @Test func aWriteInPlaceIsNeverTakenForThisProcesssOwn() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = DurableFile(url, options: .default, fileSystem: .live)
+            let store = ValueStore<Void, Int>.jsonFile(url)
+            let log = StateLog(store.changes())
+            #expect(await log.waitForLast("absent"))
+            try await store.save(1)
+            #expect(await log.waitForLast("1"))
+            // Another tool writes the same number of bytes in place within the same clock tick of
+            // a file system with coarse timestamps: device, inode, size and time stay the same.
+            // It writes through a hard link in another directory, so that its event comes only
+            // once the time is restored: handed over as the watcher would report the write.
+            var before = stat()
+            #expect(stat(file.path, &before) == 0)
+            let elsewhere = directory.appending(path: "elsewhere")
+            try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+            let alias = elsewhere.appending(path: "alias.json")
+            try FileManager.default.linkItem(at: url, to: alias)
+            let handle = try FileHandle(forWritingTo: alias)
+            try handle.write(contentsOf: Data("2".utf8))
+            try handle.close()
+            var times = [before.st_atim, before.st_mtim]
+            #expect(utimensat(AT_FDCWD, file.path, &times, 0) == 0)
+            FileChanges.shared.deliver([.entry("count.json", writtenInPlace: true)], asWatcherOf: file.directory)
+            #expect(await log.waitForLast("2"))
+        }
+    }
+    #endif
+}
