@@ -24,6 +24,12 @@
 //                                                     throws `newerVersion`, or "saved N"
 //     ValueStoreTestHelper save-json PATH NUMBER      saves NUMBER as a JSON file, or removes
 //                                                     the file when NUMBER is "remove"
+//     ValueStoreTestHelper userdefaults-unwritable SUITE
+//                                                     saves 1 to a key of SUITE, puts a directory
+//                                                     where Foundation writes the suite's file,
+//                                                     saves 2, then prints "save ok" or
+//                                                     "save CODE" and "load VALUE"; run it with
+//                                                     XDG_CONFIG_HOME set to a temporary directory
 //     ValueStoreTestHelper move-each-line FROM TO     for each line on standard input, moves
 //                                                     FROM's JSON number to TO and prints it,
 //                                                     or "notFound"
@@ -205,6 +211,27 @@ func oldAppSaveLoop(url: URL, count: Int) async throws {
     print("saved \(count)")
 }
 
+/// Saves to a UserDefaults key whose suite file cannot be written. It runs in a process of its
+/// own: once one suite's file cannot be written, Foundation on Linux fails the `synchronize()` of
+/// every suite in the process.
+func userDefaultsUnwritable(suite: String) async throws {
+    guard let configuration = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] else {
+        fatalError("XDG_CONFIG_HOME must name a temporary directory")
+    }
+    let file = URL(fileURLWithPath: configuration).appending(path: "\(suite).plist")
+    let count = ValueStore<Void, Int>.userDefaults("count", suiteName: suite)
+    try await count.save(1)
+    try FileManager.default.removeItem(at: file)
+    try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+    do {
+        try await count.save(2)
+        print("save ok")
+    } catch let error as ValueStoreError {
+        print("save \(error.code)")
+    }
+    print("load \(try await count.load())")
+}
+
 /// Moves the number in `from` to `to` each time standard input has a line, printing what moved.
 func moveOnEachLine(from: URL, to: URL) async throws {
     let source = ValueStore<Void, Int>.jsonFile(from)
@@ -249,12 +276,14 @@ case "save-json" where arguments.count == 4:
     } else {
         try await store.remove()
     }
+case "userdefaults-unwritable" where arguments.count == 3:
+    try await userDefaultsUnwritable(suite: arguments[2])
 default:
     FileHandle.standardError.write(
         Data(
             ("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT"
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
-                + " | move-each-line FROM TO\n").utf8))
+                + " | userdefaults-unwritable SUITE | move-each-line FROM TO\n").utf8))
     exit(64)
 }

@@ -13,37 +13,47 @@ public import Observation
 /// default first.
 ///
 /// - Reading ``value`` is a stored-property read; observers (SwiftUI, `withObservationTracking`)
-///   see each change.
+///   see each change of ``value`` and ``error``.
 /// - Setting ``value`` shows the new value at once and saves it in the background, in order. A
 ///   failed save sets ``error`` and puts back what the store really holds.
 /// - A load that finds nothing shows `default`. A load that fails for another reason keeps the
 ///   value shown and sets ``error``.
+/// - No state the store reports is lost. One that arrives while a write is in flight may be older
+///   than that write, so the value shown waits: once the writes finish, the store is read again
+///   and that read is shown. A failure to read takes effect at once, even mid-write.
 ///
-/// > Important: After a load failed with anything but absence (corrupt data, a locked vault, a
-/// > newer format), nothing is saved over that data: setting ``value`` is refused and leaves
-/// > ``error`` set, and ``set(_:)`` and ``update(_:)`` throw that failure, until a ``reload()``
-/// > or a change from the store reads it again, or the app moves the file aside with
-/// > ``FileQuarantine``.
+/// > Important: After a failure to read the store, nothing is saved over its data: setting
+/// > ``value`` is refused and leaves ``error`` set, and ``set(_:)`` and ``update(_:)`` throw that
+/// > failure, until ``reload()`` or a change from the store reads a value or absence, or the app
+/// > moves the file aside with ``FileQuarantine``. A failure to read is any failed load (the
+/// > first, ``reload()``, a state from ``ValueStore/changes()``, the load after a failed write),
+/// > and any write that failed because the stored data could not be read: ``ValueStoreError``
+/// > `corrupted`, `decodingFailed`, `newerVersion`, `unsupportedFormat`, `wrongKey`,
+/// > `authenticationFailed`, `itemMismatch` or `locked`, or a `DecodingError`. After any other
+/// > failed write (`io`, which can be either side, `encodingFailed`, a store's own error), the
+/// > load that follows decides. The error `update`'s body throws is only rethrown.
 ///
 /// For `StoredValue<Wrapped?>`, setting `nil` removes the stored value.
 @MainActor
-@Observable
-public final class StoredValue<Value: Sendable> {
-    /// The value shown: what the store holds, or `default` while it holds nothing.
-    ///
-    /// Observed by hand through ``valueKeyPath``: a key path into a generic class is built anew
-    /// at each use, which would make every read of ``value`` cost a microsecond.
-    @ObservationIgnored private var storage: Value
-    @ObservationIgnored private let valueKeyPath: KeyPath<StoredValue, Value> = \.value
+public final class StoredValue<Value: Sendable>: Observable {
+    /// Tells observers about ``value`` and ``error``, by hand: no reliance on `@Observable`'s names.
+    private let registrar = ObservationRegistrar()
+
+    /// The value shown, observed through a key path kept here: one into a generic class is built
+    /// anew at each use, which would make every read of ``value`` cost a microsecond.
+    private var storage: Value
+    private let valueKeyPath: KeyPath<StoredValue, Value> = \.value
+    private var storedError: (any Error)?
+    private let errorKeyPath: KeyPath<StoredValue, (any Error)?> = \.error
 
     /// The value shown, reported to observers as ``value``.
     private var current: Value {
         get {
-            _$observationRegistrar.access(self, keyPath: valueKeyPath)
+            registrar.access(self, keyPath: valueKeyPath)
             return storage
         }
         set {
-            _$observationRegistrar.withMutation(of: self, keyPath: valueKeyPath) {
+            registrar.withMutation(of: self, keyPath: valueKeyPath) {
                 storage = newValue
             }
         }
@@ -54,20 +64,35 @@ public final class StoredValue<Value: Sendable> {
     /// ```swift
     /// if let error = settings.error { showBanner(error) }
     /// ```
-    public private(set) var error: (any Error)?
+    public private(set) var error: (any Error)? {
+        get {
+            registrar.access(self, keyPath: errorKeyPath)
+            return storedError
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: errorKeyPath) {
+                storedError = newValue
+            }
+        }
+    }
 
-    @ObservationIgnored private let store: ValueStore<Void, Value>
-    @ObservationIgnored private let defaultValue: Value
-    /// Whether the last load failed with anything but absence, so writes must not replace it.
-    @ObservationIgnored private var unreadable = false
-    /// Whether a load has finished, so ``unreadable`` says something.
-    @ObservationIgnored private var hasLoaded = false
-    /// Background saves not yet finished; changes arriving meanwhile would show older values.
-    @ObservationIgnored private var pendingSaves = 0
-    /// The last background save, which the next one waits for, so they land in order.
-    @ObservationIgnored private var lastSave: Task<Void, Never>?
+    private let store: ValueStore<Void, Value>
+    private let defaultValue: Value
+    /// What the store last held, as read or written: shown when a write fails to read or is refused.
+    private var lastKnown: Value
+    /// Whether the last read of the store failed, so writes must not replace what it holds.
+    private var unreadable = false
+    /// Whether a read has finished, so ``unreadable`` says something.
+    private var hasLoaded = false
+    /// Writes not finished (background saves from when they are queued, ``set(_:)``,
+    /// ``update(_:)``): a state arriving meanwhile may be older than what they write.
+    private var writesInFlight = 0
+    /// Whether a state arrived while writes were in flight, so the store is read again after.
+    private var missedState = false
+    /// The last background save, which the next write waits for, so they land in order.
+    private var lastSave: Task<Void, Never>?
     /// The task that follows the store's changes, cancelled when this object goes away.
-    @ObservationIgnored private let following = Locked<Task<Void, Never>?>(nil)
+    private let following = Locked<Task<Void, Never>?>(nil)
 
     /// Creates a value that shows `default`, loads the store, then follows its changes.
     ///
@@ -78,10 +103,8 @@ public final class StoredValue<Value: Sendable> {
     /// - Parameters:
     ///   - store: The store to read and write.
     ///   - default: The value shown before the first load and while the store holds nothing.
-    public init(_ store: ValueStore<Void, Value>, default: Value) {
-        self.store = store
-        self.defaultValue = `default`
-        self.storage = `default`
+    public convenience init(_ store: ValueStore<Void, Value>, default: Value) {
+        self.init(store: store, default: `default`)
         follow()
     }
 
@@ -98,16 +121,17 @@ public final class StoredValue<Value: Sendable> {
     ///   failed.
     public static func loaded(_ store: ValueStore<Void, Value>, default: Value) async -> StoredValue {
         let state = await StoredState { try await store.load() }
-        let stored = StoredValue(store, default: `default`, following: false)
+        let stored = StoredValue(store: store, default: `default`)
         stored.apply(state)
         stored.follow()
         return stored
     }
 
-    private init(_ store: ValueStore<Void, Value>, default: Value, following: Bool) {
+    private init(store: ValueStore<Void, Value>, default: Value) {
         self.store = store
         self.defaultValue = `default`
         self.storage = `default`
+        self.lastKnown = `default`
     }
 
     deinit {
@@ -120,9 +144,10 @@ public final class StoredValue<Value: Sendable> {
     /// settings.value.fontSize += 1
     /// ```
     ///
-    /// A failed save sets ``error`` and shows what the store holds again. After a failed load,
-    /// setting is refused: the value shown stays and ``error`` says why. A value set before the
-    /// first load finished is saved only once a load shows the store can be read.
+    /// A failed save sets ``error`` and shows what the store holds again. After a failure to read
+    /// the store, setting is refused: the value shown stays and ``error`` says why. A value set
+    /// before the first load finished is saved only once a load shows the store can be read;
+    /// otherwise the value the store was last known to hold is shown again.
     public var value: Value {
         get { current }
         set {
@@ -143,17 +168,12 @@ public final class StoredValue<Value: Sendable> {
     ///
     /// - Parameter newValue: The value to store; for an optional value, `nil` removes it.
     /// - Throws: The store's failure, after showing what the store holds again; or, without
-    ///   writing, the failure of the last load when it could not read the store.
+    ///   writing, the failure to read the store that makes it unwritable (see ``StoredValue``).
     public func set(_ newValue: Value) async throws {
         guard await isWritable() else { throw refusal() }
-        current = newValue
-        await lastSave?.value
-        do {
-            try await write(newValue)
-            error = nil
-        } catch {
-            await restore(after: error)
-            throw error
+        try await writing {
+            current = newValue
+            try await writeInTurn(newValue)
         }
     }
 
@@ -164,49 +184,36 @@ public final class StoredValue<Value: Sendable> {
     /// try await launches.update { $0 += 1 }
     /// ```
     ///
+    /// A failure to read the stored value makes this object unwritable (see ``StoredValue``);
+    /// another failure is followed by a load that shows what the store holds.
+    ///
     /// - Parameter body: Changes the value; it starts from `default` when nothing is stored. For
     ///   an optional value, setting `nil` removes it.
-    /// - Throws: `body`'s error, with nothing written; the store's failure; or, without
-    ///   writing, the failure of the last load when it could not read the store.
+    /// - Throws: `body`'s error, with nothing written and ``error`` untouched; the store's
+    ///   failure; or, without writing, the failure to read the store that makes it unwritable.
     public func update(_ body: (_ value: inout Value) throws -> Void) async throws {
         guard await isWritable() else { throw refusal() }
-        await lastSave?.value
-        let defaultValue = defaultValue
-        do {
-            let stored = try await store.update(()) { stored in
-                var value = stored ?? defaultValue
-                try body(&value)
-                stored = isNil(value) ? nil : value
-            }
-            current = stored ?? defaultValue
-            error = nil
-        } catch {
-            self.error = error
-            throw error
-        }
+        try await writing { try await updateInTurn(body) }
     }
 
-    /// Reads the store again: the way out after a failed load, once the data is repaired or the
-    /// vault unlocked.
+    /// Reads the store again: the way out after a failure to read, once the data is repaired or
+    /// the vault unlocked. While a write is in flight, what it reads is shown as a state that
+    /// arrives then.
     ///
     /// ```swift
     /// await settings.reload()
     /// ```
     public func reload() async {
-        let store = store
-        apply(await StoredState { try await store.load() })
+        receive(await read())
     }
 
-    /// Shows what the store holds after a write failed, keeping the write's error.
-    private func restore(after failure: any Error) async {
-        await reload()
-        if error == nil {
-            error = failure
-        }
+    /// Reads the store's state.
+    private func read() async -> StoredState<Value> {
+        await StoredState { [store] in try await store.load() }
     }
 
     /// Whether writing cannot replace data that could not be read: reads the store first when
-    /// no load has finished yet.
+    /// no read has finished yet.
     private func isWritable() async -> Bool {
         if !hasLoaded {
             await reload()
@@ -214,22 +221,34 @@ public final class StoredValue<Value: Sendable> {
         return !unreadable
     }
 
+    /// Takes a state the store reported: shows it, unless writes are in flight. Then a failure
+    /// still makes the object unwritable at once, and a value or absence writable again; the
+    /// value shown waits for the load after the writes.
+    private func receive(_ state: StoredState<Value>) {
+        guard writesInFlight > 0 else { return apply(state) }
+        hasLoaded = true
+        missedState = true
+        if case .failed(let failure) = state {
+            error = failure
+            unreadable = true
+        } else if unreadable {
+            unreadable = false
+            error = nil
+        }
+    }
+
     /// Shows a state the store reported.
     private func apply(_ state: StoredState<Value>) {
         hasLoaded = true
-        switch state {
-        case .value(let value):
-            current = value
-            error = nil
-            unreadable = false
-        case .absent:
-            current = defaultValue
-            error = nil
-            unreadable = false
-        case .failed(let failure):
+        if case .failed(let failure) = state {
             error = failure
             unreadable = true
+            return
         }
+        current = state.value ?? defaultValue
+        lastKnown = current
+        error = nil
+        unreadable = false
     }
 
     private func follow() {
@@ -237,11 +256,7 @@ public final class StoredValue<Value: Sendable> {
         let task = Task { [weak self] in
             for await state in changes {
                 guard let self else { return }
-                // A state read while this object's own saves are in flight may be older than
-                // what it shows; the last save's result is what the store will hold.
-                if self.pendingSaves == 0 {
-                    self.apply(state)
-                }
+                self.receive(state)
             }
         }
         following.withLock { $0 = task }
@@ -249,29 +264,131 @@ public final class StoredValue<Value: Sendable> {
 
     private func saveInBackground(_ newValue: Value) {
         let previous = lastSave
-        pendingSaves += 1
+        writesInFlight += 1
         lastSave = Task { [weak self] in
             await previous?.value
             guard let self else { return }
-            defer { self.pendingSaves -= 1 }
-            // Set before the first load finished: read the store first, and write nothing
-            // over data that could not be read.
-            guard await self.isWritable() else { return }
-            do {
-                try await self.write(newValue)
-                self.error = nil
-            } catch {
-                await self.restore(after: error)
+            // Set before the first load finished: write nothing over data that cannot be read.
+            if await self.isWritable() {
+                do {
+                    try await self.write(newValue)
+                } catch {
+                    // Recorded already: `write` sets `error` and shows what the store holds.
+                }
+            } else {
+                self.current = self.lastKnown
             }
+            await self.finishWrite()
         }
     }
 
-    private func write(_ newValue: Value) async throws {
-        if isNil(newValue) {
-            try await store.remove()
-        } else {
-            try await store.save(newValue)
+    /// Waits for the background saves queued before, then writes, unless now unreadable.
+    private func writeInTurn(_ newValue: Value) async throws {
+        await lastSave?.value
+        guard !unreadable else {
+            current = lastKnown
+            throw refusal()
         }
+        try await write(newValue)
+    }
+
+    /// ``update(_:)`` once the background saves queued before have landed.
+    private func updateInTurn(_ body: (_ value: inout Value) throws -> Void) async throws {
+        await lastSave?.value
+        guard !unreadable else { throw refusal() }
+        let defaultValue = defaultValue
+        var bodyFailed = false
+        let stored: Value?
+        do {
+            stored = try await store.update(()) { stored in
+                var value = stored ?? defaultValue
+                do {
+                    try body(&value)
+                } catch {
+                    bodyFailed = true
+                    throw error
+                }
+                stored = isNil(value) ? nil : value
+            }
+        } catch {
+            if !bodyFailed {
+                await writeFailed(error)
+            }
+            throw error
+        }
+        current = stored ?? defaultValue
+        lastKnown = current
+        succeeded()
+    }
+
+    /// Saves or removes `newValue`; a failure is recorded by ``writeFailed(_:)`` and thrown.
+    private func write(_ newValue: Value) async throws {
+        do {
+            if isNil(newValue) {
+                try await store.remove()
+            } else {
+                try await store.save(newValue)
+            }
+        } catch {
+            await writeFailed(error)
+            throw error
+        }
+        lastKnown = newValue
+        succeeded()
+    }
+
+    /// Clears ``error`` after a write succeeded, unless a failure to read arrived meanwhile.
+    private func succeeded() {
+        if !unreadable {
+            error = nil
+        }
+    }
+
+    /// Records a write's failure: one that says the data could not be read makes the object
+    /// unwritable; after any other, the store is read, and that read decides.
+    private func writeFailed(_ failure: any Error) async {
+        if isReadFailure(failure) {
+            hasLoaded = true
+            current = lastKnown
+            error = failure
+            unreadable = true
+            return
+        }
+        // This read covers every state that arrived before it.
+        missedState = false
+        apply(await read())
+        if error == nil {
+            error = failure
+        }
+    }
+
+    /// Runs `operation` as a write in flight, then ends it.
+    private func writing(_ operation: () async throws -> Void) async throws {
+        writesInFlight += 1
+        do {
+            try await operation()
+        } catch {
+            await finishWrite()
+            throw error
+        }
+        await finishWrite()
+    }
+
+    /// Ends a write; the last one reads the store again while states arrive during writes.
+    private func finishWrite() async {
+        while writesInFlight == 1 && missedState {
+            missedState = false
+            let state = await read()
+            if writesInFlight == 1 {
+                apply(state)
+            } else {
+                // A newer write started during the read: it reads again when it ends.
+                writesInFlight -= 1
+                receive(state)
+                return
+            }
+        }
+        writesInFlight -= 1
     }
 
     /// Why a write is refused: the failure that made the stored value unreadable.
@@ -280,18 +397,4 @@ public final class StoredValue<Value: Sendable> {
             ?? ValueStoreError(
                 .corrupted, store: store.label, reason: "the stored value could not be read, so it is not overwritten")
     }
-}
-
-/// Whether `value` is an optional holding `nil`.
-private func isNil<Value>(_ value: Value) -> Bool {
-    guard let optional = value as? any OptionalValue else { return false }
-    return optional.isNone
-}
-
-private protocol OptionalValue {
-    var isNone: Bool { get }
-}
-
-extension Optional: OptionalValue {
-    var isNone: Bool { self == nil }
 }

@@ -1,7 +1,8 @@
 public import Foundation
 
-/// A type UserDefaults stores natively: `Bool`, `Int`, `Double`, `Float`, `String`, `Data`,
-/// `Date`, and arrays and string-keyed dictionaries of them.
+/// A type UserDefaults stores natively: `Bool`, `Int` and the fixed-width integers (`Int8` to
+/// `Int64`, `UInt` to `UInt64`), `Double`, `Float`, `String`, `Data`, `Date`, and arrays and
+/// string-keyed dictionaries of them.
 ///
 /// Only these types compile with ``ValueStore/userDefaults(_:suiteName:)``, so a value
 /// UserDefaults cannot hold is a compile error, not a crash at run time. Store other `Codable`
@@ -13,7 +14,7 @@ public import Foundation
 /// ```
 ///
 /// Reading is strict: a stored value of another type is not this type. A stored `1` is not a
-/// `Bool`, and a stored `2` is not a `Double`.
+/// `Bool`, a stored `2` is not a `Double`, and a stored `300` is not an `Int8`.
 public protocol PropertyListValue: Sendable {
     /// The value, if `object` (as UserDefaults returns it) holds exactly this type.
     ///
@@ -196,6 +197,42 @@ extension Dictionary: PropertyListValue where Key == String, Value: PropertyList
     /// The values' objects.
     public var propertyListObject: Any { mapValues(\.propertyListObject) }
 }
+
+extension PropertyListValue where Self: FixedWidthInteger {
+    /// An integer, only from a stored integer that fits: `300` is not an `Int8`, `-1` not a
+    /// `UInt`.
+    ///
+    /// ```swift
+    /// Int8(propertyListObject: 3 as Any)   // 3
+    /// ```
+    public init?(propertyListObject object: Any) {
+        if let value = exactly(object, Self.self) {
+            self = value
+            return
+        }
+        switch PropertyListNode(object: object) {
+        case .integer(let value)?: self.init(exactly: value)
+        case .unsignedInteger(let value)?: self.init(exactly: value)
+        default: return nil
+        }
+    }
+
+    /// The integer as a number UserDefaults stores: a signed 64-bit integer, or an unsigned one
+    /// above `Int64.max`, which both Foundations read back as an unsigned integer.
+    public var propertyListObject: Any {
+        if let value = Int64(exactly: self) { NSNumber(value: value) } else { NSNumber(value: UInt64(self)) }
+    }
+}
+
+extension Int8: PropertyListValue {}
+extension Int16: PropertyListValue {}
+extension Int32: PropertyListValue {}
+extension Int64: PropertyListValue {}
+extension UInt: PropertyListValue {}
+extension UInt8: PropertyListValue {}
+extension UInt16: PropertyListValue {}
+extension UInt32: PropertyListValue {}
+extension UInt64: PropertyListValue {}
 
 /// Returns the value when `object` holds exactly `type`: a fast path that skips classifying
 /// Foundation's objects, and never bridges (a `Bool` is never read as an `Int`).

@@ -175,6 +175,18 @@ extension PersistenceEnvironment {
         #expect(try await fast.load() == "new")
     }
 
+    /// 0.1.4's own `testCached`, with `inMemory` for `Ref`: `cached(load:environment:)` returns
+    /// the stored value, and fetches and saves only where nothing is stored.
+    @Test func cachedLoad() async throws {
+        let store = ValueStore<Void, Int>.inMemory(7)
+        let valueCached = try await store.cached(load: { 1 }, environment: ())
+        #expect(valueCached == 7)
+        try await store.remove()
+        let valueNotCached = try await store.cached(load: { 11 }, environment: ())
+        #expect(valueNotCached == 11)
+        #expect(try await store.load() == 11)
+    }
+
     /// The original `Reference` and key path stores: `inMemory` and `property(_:)` now.
     @Test func referencesAndKeyPaths() async throws {
         let reference = ValueStore<Void, Int>.inMemory(1)

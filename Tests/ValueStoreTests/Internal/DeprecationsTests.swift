@@ -82,3 +82,23 @@ import ValueStore
         #expect(shared.value == 100)
     }
 }
+
+extension DeprecatedTests {
+    @available(*, deprecated)
+    @Test func theUnsafeUserDefaultsStoresTakeAnyEnvironment() async throws {
+        try await TemporarySuite.with { suite in
+            let count = ValueStore<String, Int>.unsafeRawUserDefaults("count", userDefaults: suite.defaults)
+            let saved = try await count.save(3, "ignored")
+            #expect(saved == 3)
+            #expect(try await ValueStore<Void, Int>.userDefaults("count", suiteName: suite.name).load() == 3)
+            let profile = ValueStore<String, [String: String]>.unsafeJSONUserDefaults(
+                "profile", userDefaults: suite.defaults)
+            _ = try await profile.save(["name": "ada"], "ignored")
+            #expect(try await profile.load("ignored") == ["name": "ada"])
+            suite.defaults.set("three", forKey: "count")
+            await #expect(throws: ValueStoreError(.decodingFailed), "a wrong type is not absence") {
+                try await count.load("ignored")
+            }
+        }
+    }
+}

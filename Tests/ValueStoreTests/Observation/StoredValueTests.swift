@@ -125,6 +125,173 @@ import Testing
         #expect(writes.value == 0)
     }
 
+    /// A store over `base` whose `update` throws `failure` while `updateFails` holds, counting
+    /// its loads and writes. Loads always read `base`, as a cache that answers from memory does
+    /// while its update reads the file; nothing signals the failure.
+    static func failingUpdate(
+        _ base: ValueStore<Void, Int>, failure: ValueStoreError, updateFails: Shared<Bool>, loads: Calls,
+        writes: Calls = Calls()
+    ) -> ValueStore<Void, Int> {
+        ValueStore<Void, Int>(
+            label: "failing update",
+            load: { _ in
+                loads.increment()
+                return try await base.load()
+            },
+            save: { value, _ in
+                writes.increment()
+                return try await base.save(value)
+            },
+            remove: { _ in try await base.remove() },
+            update: { _, body in
+                if updateFails.value { throw failure }
+                return try await base.update((), body)
+            },
+            changeSignals: base.changeSignals
+        )
+    }
+
+    /// Waits until the first state the follower read is shown: `loaded` read once, the follower
+    /// once more, on the main actor this test shares.
+    static func followerStarted(_ loads: Calls) async -> Bool {
+        await eventually { loads.value == 2 }
+    }
+
+    @Test func aFailureToReadThatArrivesDuringASaveMakesItUnwritable() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let file = ValueStore<Void, Int>.jsonFile(url)
+            try await file.save(1)
+            let saving = Stall.firstSave(of: file)
+            let stored = await StoredValue.loaded(saving.store, default: 0)
+            stored.value = 2
+            await saving.reached()  // 2 is written; the save has not returned yet
+            // Another store over the same file writes what nobody can decode.
+            try await ValueStore<Void, Data>.file(url).save(Data("damaged".utf8))
+            #expect(await eventually { stored.error != nil })
+            saving.resume()
+            stored.value = 3
+            await #expect(throws: ValueStoreError.self) { try await stored.set(4) }
+            await #expect(throws: ValueStoreError.self) { try await stored.update { $0 += 1 } }
+            #expect(try Data(contentsOf: url) == Data("damaged".utf8))
+            #expect(stored.value == 2)
+        }
+    }
+
+    @Test func aValueThatArrivesDuringASaveIsShownOnceTheSaveEnds() async throws {
+        let other = ValueStore<Void, Int>.inMemory(1)  // another store over the same box
+        let lastRead = Shared<Int?>(nil)
+        var reading = other
+        reading.load = { environment in
+            let value = try await other.load(environment)
+            lastRead.value = value
+            return value
+        }
+        reading.loadImmediately = nil
+        let saving = Stall.firstSave(of: reading)
+        let stored = await StoredValue.loaded(saving.store, default: 0)
+        stored.value = 2
+        await saving.reached()  // 2 is written; the save has not returned yet
+        try await other.save(7)
+        // The follower read 7 on the main actor, which this test shares, while the save was in
+        // flight; no other change follows it.
+        #expect(await eventually { lastRead.value == 7 })
+        saving.resume()
+        #expect(await eventually { stored.value == 7 })
+        #expect(stored.error == nil)
+    }
+
+    @Test func anUpdateThatCouldNotReadBlocksLaterWrites() async throws {
+        let base = ValueStore<Void, Int>.inMemory(1)
+        let updateFails = Shared(false)
+        let (loads, writes) = (Calls(), Calls())
+        let corrupted = ValueStoreError(.corrupted, store: "file", reason: "test")
+        let store = Self.failingUpdate(base, failure: corrupted, updateFails: updateFails, loads: loads, writes: writes)
+        let stored = await StoredValue.loaded(store, default: 0)
+        #expect(await Self.followerStarted(loads))
+        updateFails.value = true  // the file is damaged, and no change is signalled
+        await #expect(throws: ValueStoreError.self) { try await stored.update { $0 += 1 } }
+        #expect((stored.error as? ValueStoreError)?.code == .corrupted)
+        stored.value = 5
+        #expect(stored.value == 1)
+        await #expect(throws: ValueStoreError.self) { try await stored.set(5) }
+        #expect(writes.value == 0)
+        #expect(try await base.load() == 1)
+        updateFails.value = false
+        await stored.reload()  // reads valid data: writable again
+        #expect(stored.error == nil)
+        try await stored.update { $0 += 1 }
+        #expect(try await base.load() == 2)
+    }
+
+    @Test func aSaveThatCouldNotReadBlocksLaterWrites() async throws {
+        let base = ValueStore<Void, Int>.inMemory(1)
+        let (loads, saves) = (Calls(), Calls())
+        let store = ValueStore<Void, Int>(
+            label: "merging",
+            load: { _ in
+                loads.increment()
+                return try await base.load()  // answered from memory
+            },
+            save: { _, _ in
+                saves.increment()  // reads the file to merge into it, and finds it damaged
+                throw ValueStoreError(.corrupted, store: "merging", reason: "test")
+            },
+            remove: { _ in try await base.remove() },
+            changeSignals: base.changeSignals
+        )
+        let stored = await StoredValue.loaded(store, default: 0)
+        #expect(await Self.followerStarted(loads))
+        await #expect(throws: ValueStoreError.self) { try await stored.set(2) }
+        #expect(stored.value == 1)
+        stored.value = 3
+        #expect(stored.value == 1)
+        await #expect(throws: ValueStoreError.self) { try await stored.set(4) }
+        #expect(saves.value == 1)
+    }
+
+    @Test(arguments: [ValueStoreError.Code.io, .encodingFailed])
+    func aWriteThatFailsOverReadableDataLeavesItWritable(code: ValueStoreError.Code) async throws {
+        let base = ValueStore<Void, Int>.inMemory(1)
+        let loads = Calls()
+        let failure = ValueStoreError(code, store: "file", reason: "disk full")
+        let store = Self.failingUpdate(base, failure: failure, updateFails: Shared(true), loads: loads)
+        let stored = await StoredValue.loaded(store, default: 0)
+        #expect(await Self.followerStarted(loads))
+        await #expect(throws: ValueStoreError.self) { try await stored.update { $0 += 1 } }
+        #expect((stored.error as? ValueStoreError)?.code == code)
+        try await stored.set(5)
+        #expect(try await base.load() == 5)
+        #expect(stored.error == nil)
+    }
+
+    @Test func aSaveWhoseReadAfterwardsFailsMakesItUnwritable() async throws {
+        let loadFails = Shared(false)
+        let saveFails = Shared(true)
+        let writes = Calls()
+        let store = Self.flaky(.inMemory(1), loadFails: loadFails, saveFails: saveFails, writes: writes)
+        let stored = await StoredValue.loaded(store, default: 0)
+        loadFails.value = true
+        await #expect(throws: ValueStoreError.self) { try await stored.set(2) }
+        #expect((stored.error as? ValueStoreError)?.code == .corrupted)
+        saveFails.value = false
+        await #expect(throws: ValueStoreError.self) { try await stored.set(3) }
+        #expect(writes.value == 1)
+    }
+
+    @Test func anUpdateBodysErrorIsOnlyRethrown() async throws {
+        struct Declined: Error {}
+        let base = ValueStore<Void, Int>.inMemory(1)
+        let loads = Calls()
+        let store = Self.failingUpdate(base, failure: ValueStoreError(.io), updateFails: Shared(false), loads: loads)
+        let stored = await StoredValue.loaded(store, default: 0)
+        #expect(await Self.followerStarted(loads))
+        await #expect(throws: Declined.self) { try await stored.update { _ in throw Declined() } }
+        #expect(stored.error == nil)
+        try await stored.set(2)
+        #expect(try await base.load() == 2)
+    }
+
     @Test func settingNilRemovesAnOptionalValue() async throws {
         let store = ValueStore<Void, Int?>.inMemory(3)
         let stored = await StoredValue.loaded(store, default: nil)
@@ -170,6 +337,22 @@ import Testing
         try await store.save(2)
         #expect(await eventually { changed.value })
         #expect(stored.value == 2)
+    }
+
+    @Test func observersSeeTheError() async throws {
+        let loadFails = Shared(false)
+        let store = Self.flaky(.inMemory(1), loadFails: loadFails, saveFails: Shared(false), writes: Calls())
+        let stored = await StoredValue.loaded(store, default: 0)
+        let changed = Shared(false)
+        withObservationTracking {
+            _ = stored.error
+        } onChange: {
+            changed.value = true
+        }
+        loadFails.value = true
+        await stored.reload()
+        #expect(changed.value)
+        #expect(stored.error != nil)
     }
 
     @Test func goingAwayReleasesTheWatch() async throws {

@@ -7,9 +7,13 @@ struct HelperProcess {
     private let output = Pipe()
     private let input = Pipe()
 
-    init(_ arguments: String...) throws {
+    /// Starts the helper with `arguments`, adding `environment` to this process's environment.
+    init(environment: [String: String] = [:], _ arguments: String...) throws {
         process.executableURL = try Self.executable()
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = output
         process.standardInput = input
         try process.run()
