@@ -28,7 +28,7 @@ struct Credential: Codable, Equatable, Sendable {
     var token: String
     var expires: Date
 
-    /// 126 bytes of JSON.
+    /// About 130 bytes of JSON.
     static let sample = Credential(
         account: "someone@example.com",
         token: String(repeating: "3f9a0c7e", count: 8),
