@@ -23,9 +23,10 @@ var strictness: [SwiftSetting] = [
 let strictnessAllowingDeprecations = strictness
 
 // `.ci/run` sets this so warnings fail the build of our own targets only, never of swift-crypto
-// and never of a package that depends on ValueStore (which never sets it).
+// and never of a package that depends on ValueStore (which never sets it): Xcode builds a
+// dependency with `-suppress-warnings`, which conflicts with the setting.
 if ProcessInfo.processInfo.environment["VALUESTORE_WARNINGS_AS_ERRORS"] == "1" {
-    strictness.append(.unsafeFlags(["-warnings-as-errors"]))
+    strictness.append(.treatAllWarnings(as: .error))
 }
 
 /// Platforms without CryptoKit get Apple's open-source implementation of the same API,

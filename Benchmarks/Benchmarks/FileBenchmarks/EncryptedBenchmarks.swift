@@ -78,3 +78,51 @@ func registerEncryptedRows<Value: Codable & Sendable & Equatable>(
         }
     }
 }
+
+/// A load of an unchanged encrypted file against a plain read and decode of the same value, with
+/// no decryption: what an app pays for keeping a small secret encrypted, and the ratio a client
+/// measured at 1.65 to 1.72 while the per-load cost of the key and item checks went unwatched.
+/// The file is written once and never changes, as between two launches of an app.
+func registerUnchangedEncryptedFileRows<Value: Codable & Sendable & Equatable>(
+    _ value: Value,
+    size: String,
+    configuration: Benchmark.Configuration
+) {
+    let json = Format<Value>.json
+    let name = "encryptedFile \(size): load of an unchanged encrypted file"
+
+    benchmarkInFreshDirectory("\(name), floor: raw read + decode", configuration: configuration) { directory in
+        let file = RawFile(directory.appending(path: "value.json"))
+        try file.replace(with: json.encode(value))
+        try expect(json.decode(file.contents()) == value, "the floor reads back the value it wrote")
+        return file
+    } measure: { benchmark, file in
+        for _ in benchmark.scaledIterations {
+            blackHole(try json.decode(file.contents()))
+        }
+    }
+
+    // The plain file store of the same value, for comparison: what a load costs before any
+    // decryption (the hop off the caller's executor, the file's checks, the combinators).
+    benchmarkInFreshDirectory("jsonFile \(size): load, for comparison", configuration: configuration) { directory in
+        let store = ValueStore<Void, Value>.jsonFile(directory.appending(path: "value.json"))
+        try await store.save(value)
+        return store
+    } measure: { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    }
+
+    benchmarkInFreshDirectory(name, configuration: configuration) { directory in
+        let url = directory.appending(path: "value.enc")
+        let store = ValueStore<Void, Value>.encryptedFile(url, key: .random())
+        try await store.save(value)
+        try expect(await store.load() == value, "the store reads back the value it wrote")
+        return store
+    } measure: { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    }
+}

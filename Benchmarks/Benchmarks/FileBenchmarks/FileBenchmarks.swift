@@ -42,6 +42,7 @@ let benchmarks: @Sendable () -> Void = {
     registerSettingsRows()
     registerEncryptedRows(Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
     registerEncryptedRows(Library.megabyte, size: "1 MB", saves: .largeValue, loads: .largeValue)
+    registerUnchangedEncryptedFileRows(Credential.sample, size: "credential", configuration: .smallLoads)
 }
 
 /// The floors and the store rows for one format and one value.

@@ -22,6 +22,20 @@ struct Settings: Codable, Equatable, Sendable {
     )
 }
 
+/// The smallest value: a credential, as an app keeps in an encrypted file.
+struct Credential: Codable, Equatable, Sendable {
+    var account: String
+    var token: String
+    var expires: Date
+
+    /// About 130 bytes of JSON.
+    static let sample = Credential(
+        account: "someone@example.com",
+        token: String(repeating: "3f9a0c7e", count: 8),
+        expires: Date(timeIntervalSinceReferenceDate: 800_000_000)
+    )
+}
+
 /// One entry of the large value.
 struct Record: Codable, Equatable, Sendable {
     var id: Int

@@ -8,6 +8,10 @@ extension ValueStore where Environment == Void, Value: Sendable {
     /// ```
     ///
     /// - A hit performs no base load. Concurrent loads of a cold cache share one base load.
+    /// - That shared load runs in a task of its own, off the caller's executor (on the global
+    ///   concurrent executor, even when the first caller is on the main actor), with the first
+    ///   caller's priority and task-local values. Cancelling a caller cancels neither the load
+    ///   nor its wait. A base whose load must run on an actor hops there itself.
     /// - The cache changes only after the base save succeeds; `remove` empties it. A failed save
     ///   empties it, so the next load reads what the base really holds.
     /// - Overlapping saves, and loads that overlap a save, are never cached: the next load reads

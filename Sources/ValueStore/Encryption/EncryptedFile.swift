@@ -5,23 +5,23 @@ import Foundation
 struct EncryptedFile: Sendable {
     let file: DurableFile
     /// What the file's authenticated data binds it to: by default its name.
-    let identity: String
+    let item: EncryptedFileFormat.Item
 
     init(_ url: URL, identity: String?, durability: FileOptions.Durability, fileSystem: FileSystem) {
         file = DurableFile(
             url, options: FileOptions(durability: durability, permissions: 0o600), fileSystem: fileSystem)
-        self.identity = identity ?? file.name
+        item = EncryptedFileFormat.Item(identity ?? file.name)
     }
 
     var label: String { file.label }
 
     func decrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Data {
-        try EncryptedFileFormat.open(sealed, with: keyring, identity: identity, store: label)
+        try EncryptedFileFormat.open(sealed, with: keyring, item: item, store: label)
     }
 
     func encrypt(_ plaintext: Data, with keyring: EncryptionKeyring) throws -> Data {
         do {
-            return try EncryptedFileFormat.seal(plaintext, with: keyring.current, identity: identity)
+            return try EncryptedFileFormat.seal(plaintext, with: keyring.current, item: item)
         } catch {
             throw ValueStoreError(.encodingFailed, store: label, reason: "encryption failed", underlyingError: error)
         }

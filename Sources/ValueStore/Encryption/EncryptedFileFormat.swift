@@ -24,21 +24,46 @@ enum EncryptedFileFormat {
     static let aes256GCM: UInt8 = 1
     static let headerByteCount = 44
 
+    /// What a file is bound to, worked out once per store rather than on every load and save:
+    /// the identity, its bytes in the authenticated data, and its item id (a SHA-256).
+    struct Item: Sendable {
+        let identity: String
+        let identityBytes: Data
+        let id: Data
+
+        init(_ identity: String) {
+            self.identity = identity
+            identityBytes = Data(identity.utf8)
+            id = EncryptedFileFormat.itemID(identity)
+        }
+    }
+
     /// Encrypts `plaintext` for the item `identity` with `key`, under a fresh random nonce.
     static func seal(_ plaintext: Data, with key: EncryptionKey, identity: String) throws -> Data {
+        try seal(plaintext, with: key, item: Item(identity))
+    }
+
+    /// Encrypts `plaintext` for `item` with `key`, under a fresh random nonce.
+    static func seal(_ plaintext: Data, with key: EncryptionKey, item: Item) throws -> Data {
         // The nonce is part of the authenticated header, so it is drawn first.
         let nonce = Cipher.randomNonce()
-        var header = magic + [version, aes256GCM, 0, 0] + keyID(key) + itemID(identity) + nonce
+        var header = magic + [version, aes256GCM, 0, 0] + key.identifier + item.id + nonce
         withUnsafeBytes(of: UInt64(plaintext.count).bigEndian) { header.append(contentsOf: $0) }
         let sealed = try Cipher.seal(
-            plaintext, using: key.secret, nonce: nonce, authenticating: authenticatedData(header, identity))
+            plaintext, using: key.secret, nonce: nonce, authenticating: authenticatedData(header, item))
         return header + sealed.ciphertext + sealed.tag
     }
 
     /// Decrypts a file for the item `identity`, with whichever key of `keyring` wrote it.
+    static func open(_ file: Data, with keyring: EncryptionKeyring, identity: String, store: String) throws -> Data {
+        try open(file, with: keyring, item: Item(identity), store: store)
+    }
+
+    /// Decrypts a file for `item`, with whichever key of `keyring` wrote it.
     ///
     /// Each way a file can be wrong has its own error, and none of them is `notFound`.
-    static func open(_ file: Data, with keyring: EncryptionKeyring, identity: String, store: String) throws -> Data {
+    static func open(_ file: Data, with keyring: EncryptionKeyring, item: Item, store: String) throws -> Data {
+        let identity = item.identity
         // Fields are slices of the file, read at offsets from its start (it may itself be a slice).
         let bytes = file
         let start = bytes.startIndex
@@ -83,17 +108,16 @@ enum EncryptedFileFormat {
                     : "the file has \(UInt64(bytes.count) - expected.partialValue) unexpected bytes after its data"
             )
         }
-        guard field(16..<24).elementsEqual(itemID(identity)) else {
+        guard field(16..<24) == item.id else {
             throw failure(
                 .itemMismatch,
                 "the file was encrypted for another item, not '\(identity)': it was copied or renamed from another item's file"
             )
         }
-        let id = hex(field(8..<16))
-        guard let key = keyring.key(withID: id) else {
+        guard let key = keyring.key(withIdentifier: field(8..<16)) else {
             throw failure(
                 .wrongKey,
-                "the file was encrypted with key \(id), but the store holds \(keyring.ids.joined(separator: ", "))"
+                "the file was encrypted with key \(hex(field(8..<16))), but the store holds \(keyring.ids.joined(separator: ", "))"
             )
         }
         guard
@@ -102,7 +126,7 @@ enum EncryptedFileFormat {
                 nonce: field(24..<36),
                 tag: field((bytes.count - Cipher.tagByteCount)..<bytes.count),
                 using: key.secret,
-                authenticating: authenticatedData(field(0..<headerByteCount), identity)
+                authenticating: authenticatedData(field(0..<headerByteCount), item)
             )
         else {
             throw failure(
@@ -119,16 +143,16 @@ enum EncryptedFileFormat {
         return hex(file[(file.startIndex + 8)..<(file.startIndex + 16)])
     }
 
-    private static func keyID(_ key: EncryptionKey) -> Data {
-        key.secret.identifier
-    }
-
     private static func itemID(_ identity: String) -> Data {
         Digest.sha256(Data("ValueStore item \(identity)".utf8)).prefix(8)
     }
 
-    private static func authenticatedData(_ header: Data, _ identity: String) -> Data {
-        header + Data(identity.utf8)
+    /// The header, then the identity's bytes, in one allocation.
+    private static func authenticatedData(_ header: Data, _ item: Item) -> Data {
+        var data = Data(capacity: header.count + item.identityBytes.count)
+        data.append(header)
+        data.append(item.identityBytes)
+        return data
     }
 
     /// Lowercase hexadecimal, without `String(format:)`, which is slow on some platforms and

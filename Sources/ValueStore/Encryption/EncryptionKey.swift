@@ -19,10 +19,14 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
     /// The key's public name: 16 hexadecimal digits derived from the key, written into every file
     /// it encrypts, so a store can tell which key a file needs without revealing the key.
     public let id: String
+    /// The 8 bytes ``id`` spells, as a file's header holds them: loads compare these, so a load
+    /// formats no hexadecimal.
+    let identifier: Data
 
     init(_ secret: SecretKey) {
         self.secret = secret
-        id = EncryptedFileFormat.hex(secret.identifier)
+        identifier = secret.identifier
+        id = EncryptedFileFormat.hex(identifier)
     }
 
     /// A new key from the system's secure random generator.

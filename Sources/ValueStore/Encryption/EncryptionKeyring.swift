@@ -1,3 +1,5 @@
+import Foundation
+
 /// The keys an encrypted store may use: the current one, which encrypts every save, and
 /// previous ones, still accepted for reading. Rotate keys with it.
 ///
@@ -28,6 +30,11 @@ public struct EncryptionKeyring: Sendable, Hashable {
     /// The key with the given id, if this keyring holds it.
     func key(withID id: String) -> EncryptionKey? {
         current.id == id ? current : previous.first { $0.id == id }
+    }
+
+    /// The key whose identifier is `bytes` (a file header's key id field), if this keyring holds it.
+    func key(withIdentifier bytes: Data) -> EncryptionKey? {
+        current.identifier == bytes ? current : previous.first { $0.identifier == bytes }
     }
 
     /// The ids this keyring holds, for error messages.

@@ -36,7 +36,7 @@ extension ValueStore where Environment == EncryptionKeyring, Value: Codable & Se
         _ url: URL,
         identity: String? = nil,
         durability: FileOptions.Durability = .durable
-    ) -> Self {
+    ) -> ValueStore<EncryptionKeyring, Value> {
         ValueStore<EncryptionKeyring, Data>
             .encryptedFile(url, identity: identity, durability: durability, fileSystem: .live)
             .coded(.redactedJSON)
@@ -87,7 +87,8 @@ extension ValueStore where Environment == EncryptionKey, Value: Codable & Sendab
     /// let value = try await token.load(session.key)
     /// ```
     ///
-    /// See ``encryptedFile(_:identity:durability:)-(URL,_,_)`` with a keyring for the guarantees.
+    /// See ``encryptedFile(_:identity:durability:)->ValueStore<EncryptionKeyring,Value>``, with a
+    /// keyring, for the guarantees.
     ///
     /// - Parameters:
     ///   - url: The file's location.
@@ -98,7 +99,7 @@ extension ValueStore where Environment == EncryptionKey, Value: Codable & Sendab
         _ url: URL,
         identity: String? = nil,
         durability: FileOptions.Durability = .durable
-    ) -> Self {
+    ) -> ValueStore<EncryptionKey, Value> {
         ValueStore<EncryptionKeyring, Value>
             .encryptedFile(url, identity: identity, durability: durability)
             .pullback { EncryptionKeyring(current: $0) }

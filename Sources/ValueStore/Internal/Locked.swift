@@ -2,8 +2,11 @@ public import Synchronization
 
 /// State shared between closures and guarded by a `Mutex`.
 ///
-/// `Mutex` cannot be copied, so closures share it through this small reference. It is the one
-/// place the library keeps shared mutable state.
+/// `Mutex` cannot be copied, so closures share it through this small reference; most of the
+/// library's shared mutable state lives in one. A class that guards its own fields holds a
+/// `Mutex` directly instead, one allocation and one indirection fewer: `InMemoryBox` (on every
+/// call of an in-memory store), `ChangeBroadcaster` and `KeyVault`. Counters and flags that
+/// need no lock are `Atomic`s.
 @usableFromInline
 final class Locked<State>: Sendable {
     @usableFromInline let mutex: Mutex<State>

@@ -35,9 +35,11 @@ import ValueStore
             SettingsError.unreadable(error)
         }
         #expect(try strict.from(strict.to(.custom)) == .custom)
-        let error = #expect(throws: SettingsError.self) { try strict.from(Data("{".utf8)) }
-        guard case .unreadable(let underlying) = error else { return }
-        #expect((underlying as? ValueStoreError)?.code == .corrupted)
+        let error = try #require(throws: SettingsError.self) { try strict.from(Data("{".utf8)) }
+        switch error {
+        case .unreadable(let underlying):
+            #expect((underlying as? ValueStoreError)?.code == .corrupted)
+        }
 
         let failing = Codec<Int, String>.failing(Boom(id: 1)).mapError { _ in Boom(id: 2) }
         #expect(throws: Boom(id: 2)) { try failing.to(1) }

@@ -294,6 +294,11 @@ struct AppEnvironment: Sendable {
                 preferences = try await store.load()  // the default, now
             }
             #expect(preferences == Preferences())
+            // The damaged file was moved aside, not loaded past: the catch branch ran.
+            let kept = try FileQuarantine.files(for: url)
+            #expect(kept.count == 1)
+            #expect(try kept.first?.bytes() == Data("{".utf8))
+            #expect(!FileManager.default.fileExists(atPath: url.path(percentEncoded: false)))
         }
     }
 

@@ -4,9 +4,11 @@ import ValueStore
 
 // The code shown in Documentation/Settings.md and Documentation/UserDefaults.md, compiled and run.
 
+// The app's keys, as the guide shows them. The tests only build these stores and read their
+// labels: they never open the user's real Application Support folder.
 extension SettingsFile {
     /// The app's settings, in Application Support.
-    static let app = SettingsFile(URL.appData.appending(path: "ValueStoreTests-settings.plist"))
+    static let app = SettingsFile(URL.appData.appending(path: "settings.plist"))
 }
 
 extension ValueStore where Environment == Void, Value == String {
@@ -34,12 +36,10 @@ extension ValueStore where Environment == Void, Value == String {
         }
     }
 
-    @Test func typeSafeKeys() async throws {
-        let current = try await ValueStore.theme.load()
-        #expect(current == "system" || current == "dark")
-        try await ValueStore.theme.save("dark")
-        #expect(try await ValueStore.theme.load() == "dark")
-        try await ValueStore<Void, String>.theme.remove()
+    @Test func typeSafeKeys() {
+        let theme: ValueStore<Void, String> = .theme
+        #expect(theme.label.hasPrefix("key 'theme' in settings "))
+        #expect(theme.label.hasSuffix("/settings.plist'"))
     }
 
     @Test func aDamagedSettingsFileIsReportedAndKept() async throws {
@@ -48,6 +48,8 @@ extension ValueStore where Environment == Void, Value == String {
             try Data("{ not a property list".utf8).write(to: settingsURL)
             let settings = SettingsFile(settingsURL)
             let theme = settings.store("theme", as: String.self)
+            await #expect(throws: ValueStoreError.self) { try await theme.save("dark") }
+            #expect(try settingsURL.bytes() == Data("{ not a property list".utf8))
             do {
                 _ = try await theme.load()
             } catch let error as ValueStoreError where error.code == .corrupted {
@@ -55,6 +57,10 @@ extension ValueStore where Environment == Void, Value == String {
                 let aside = try await FileQuarantine.moveAside(settingsURL)
                 print("Kept the damaged settings at \(aside.path)")
             }
+            // The catch branch ran: the damaged bytes were kept aside, whole.
+            let kept = try FileQuarantine.files(for: settingsURL)
+            #expect(kept.count == 1)
+            #expect(try kept.first?.bytes() == Data("{ not a property list".utf8))
             try await theme.save("dark")
             #expect(try await SettingsFile(settingsURL).store("theme", as: String.self).load() == "dark")
         }
@@ -62,48 +68,53 @@ extension ValueStore where Environment == Void, Value == String {
 
     @Test func movingOffUserDefaults() async throws {
         try await TemporaryDirectory.with { directory in
-            let standard = UserDefaults.standard
-            defer {
-                for key in ["theme", "fontSize", "likesIceCream", "launchCount"] { standard.removeObject(forKey: key) }
+            try await TemporarySuite.with { suite in
+                let appGroup = suite.name
+                let defaults = suite.defaults
+                defaults.set("dark", forKey: "theme")
+                defaults.set(16, forKey: "fontSize")
+                defaults.set(true, forKey: "likesIceCream")
+                defaults.set(3, forKey: "launchCount")
+                let settings = SettingsFile(directory.appending(path: "settings.plist"))
+
+                try await settings.importUserDefaults(
+                    suiteName: appGroup, keys: ["theme", "fontSize", "likesIceCream"])
+
+                let launches = ValueStore<Void, Int>.jsonFile(directory.appending(path: "launches.json"))
+                    .replacing(.userDefaults("launchCount", suiteName: appGroup))
+                let theme = settings.store("theme", as: String.self)
+                    .replacing(.userDefaults("theme", suiteName: appGroup))
+
+                #expect(try await launches.load() == 3)
+                #expect(try await theme.load() == "dark")
+                #expect(try await settings.store("likesIceCream", as: Bool.self).load() == true)
+                #expect(defaults.object(forKey: "launchCount") == nil)
             }
-            standard.set("dark", forKey: "theme")
-            standard.set(16, forKey: "fontSize")
-            standard.set(true, forKey: "likesIceCream")
-            standard.set(3, forKey: "launchCount")
-            let settings = SettingsFile(directory.appending(path: "settings.plist"))
-
-            try await settings.importUserDefaults(suiteName: nil, keys: ["theme", "fontSize", "likesIceCream"])
-
-            let launches = ValueStore<Void, Int>.jsonFile(directory.appending(path: "launches.json"))
-                .replacing(.userDefaults("launchCount"))
-            let theme = settings.store("theme", as: String.self).replacing(.userDefaults("theme"))
-
-            #expect(try await launches.load() == 3)
-            #expect(try await theme.load() == "dark")
-            #expect(try await settings.store("likesIceCream", as: Bool.self).load() == true)
-            #expect(standard.object(forKey: "launchCount") == nil)
         }
     }
 
     @Test func strictUserDefaults() async throws {
-        defer {
-            UserDefaults.standard.removeObject(forKey: "launchCount")
-            UserDefaults(suiteName: "group.example")?.removeObject(forKey: "profile")
-        }
-        let launches = ValueStore<Void, Int>.userDefaults("launchCount")
-        let profile: ValueStore<Void, User> = ValueStore<Void, Data>.userDefaults("profile", suiteName: "group.example")
-            .coded(.json)
+        try await TemporarySuite.with { suite in
+            let appGroup = suite.name
+            let launches = ValueStore<Void, Int>.userDefaults("launchCount", suiteName: appGroup)
+            let profile: ValueStore<Void, User> = ValueStore<Void, Data>.userDefaults("profile", suiteName: appGroup)
+                .coded(.json)
 
-        try await launches.default(0).update { $0 += 1 }
-        try await profile.save(User(name: "Ada"))
-        #expect(try await launches.load() == 1)
-        #expect(try await profile.load() == User(name: "Ada"))
+            try await launches.default(0).update { $0 += 1 }
+            try await profile.save(User(name: "Ada"))
+            #expect(try await launches.load() == 1)
+            #expect(try await profile.load() == User(name: "Ada"))
 
-        UserDefaults.standard.set(1, forKey: "launchCount")
-        do {
-            _ = try await ValueStore<Void, Bool>.userDefaults("launchCount").load()
-        } catch let error as ValueStoreError where error.code == .decodingFailed {
-            print(error)  // the stored value is an integer, not Bool
+            suite.defaults.set(1, forKey: "launchCount")
+            var failure: ValueStoreError?
+            do {
+                _ = try await ValueStore<Void, Bool>.userDefaults("launchCount", suiteName: appGroup).load()
+            } catch let error as ValueStoreError where error.code == .decodingFailed {
+                failure = error  // the stored value is an integer, not Bool
+            }
+            let error = try #require(failure)
+            #expect(error.code == .decodingFailed)
+            #expect(error.description.contains("an integer"))
         }
     }
 }
