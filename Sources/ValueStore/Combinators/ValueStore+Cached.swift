@@ -29,17 +29,20 @@ extension ValueStore where Environment == Void, Value: Sendable {
     @inlinable
     public func cached() -> Self {
         let cache = MemoryCache<Value>()
-        var store = Self(
+        // A hit answers without suspending; a miss (`nil`) asks `load`.
+        let hit: LoadImmediately = { _ in cache.cachedValue }
+        return Self(
             label: label,
-            load: { _ in
+            load: { environment in
                 // A hit answers here, synchronously: `cache.load` checks again under its lock,
                 // but reaching it costs an async call and a closure for the base load.
-                if let value = cache.cachedValue {
+                if let value = try hit(environment) {
                     return value
                 }
                 cache.watch { self.changeSignals(()) }
                 return try await cache.load { try await self.load(()) }
             },
+            loadImmediately: hit,
             save: { value, _ in
                 cache.watch { self.changeSignals(()) }
                 // A successful save always returns a value; `nil` only marks "nothing stored".
@@ -60,9 +63,6 @@ extension ValueStore where Environment == Void, Value: Sendable {
                 signals(self.changeSignals(()), before: { cache.invalidate() })
             }
         )
-        // A hit answers without suspending; a miss asks `load`.
-        store.loadImmediately = { _ in cache.cachedValue }
-        return store
     }
 }
 
@@ -96,11 +96,7 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
         let copyToCache: @Sendable (_ stored: Value?, _ environment: Environment) async -> Void = {
             stored, environment in
             await guardian.write {
-                if let stored {
-                    _ = try await cache.save(stored, environment)
-                } else {
-                    try await cache.remove(environment)
-                }
+                _ = try await cache.set(stored, environment: environment)
             } orRemove: {
                 try await cache.remove(environment)
             }

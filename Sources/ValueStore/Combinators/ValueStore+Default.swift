@@ -16,27 +16,18 @@ extension ValueStore where Value: Sendable {
     /// - Returns: A store that never reports absence; `update` through it stays atomic.
     @inlinable
     public func `default`(_ defaultValue: Value) -> Self {
-        let immediately = loadImmediately.map { inner -> LoadImmediately in
-            { environment in
-                do {
-                    return try inner(environment)
-                } catch ValueStoreError.notFound {
-                    return defaultValue
-                }
+        let paths = loadPaths(
+            environment: { $0 },
+            convert: { $0 },
+            recover: { error in
+                guard ValueStoreError.notFound ~= error else { throw error }
+                return defaultValue
             }
-        }
-        var store = Self(
+        )
+        return Self(
             label: label,
-            load: { environment in
-                do {
-                    if let immediately, let value = try immediately(environment) {
-                        return value
-                    }
-                    return try await self.load(environment)
-                } catch ValueStoreError.notFound {
-                    return defaultValue
-                }
-            },
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: save,
             remove: remove,
             update: { environment, body in
@@ -49,8 +40,6 @@ extension ValueStore where Value: Sendable {
             },
             changeSignals: changeSignals
         )
-        store.loadImmediately = immediately
-        return store
     }
 }
 

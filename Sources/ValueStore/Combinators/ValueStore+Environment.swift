@@ -36,18 +36,11 @@ extension ValueStore {
     func pullback<NewEnvironment>(
         throwing transform: @escaping @Sendable (_ environment: NewEnvironment) throws -> Environment
     ) -> ValueStore<NewEnvironment, Value> {
-        let immediately = loadImmediately.map { inner -> ValueStore<NewEnvironment, Value>.LoadImmediately in
-            { environment in try inner(transform(environment)) }
-        }
-        var store = ValueStore<NewEnvironment, Value>(
+        let paths = loadPaths(environment: transform, convert: { $0 }, recover: { throw $0 })
+        return ValueStore<NewEnvironment, Value>(
             label: label,
-            load: { environment in
-                let base = try transform(environment)
-                if let inner = loadImmediately, let value = try inner(base) {
-                    return value
-                }
-                return try await load(base)
-            },
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: { value, environment in try await save(value, transform(environment)) },
             remove: { environment in try await remove(transform(environment)) },
             update: { environment, body in try await update(transform(environment), body) },
@@ -60,8 +53,6 @@ extension ValueStore {
                 }
             }
         )
-        store.loadImmediately = immediately
-        return store
     }
 
     /// The same store, reading its environment from a wider one through a key path.

@@ -24,17 +24,11 @@ extension ValueStore {
         load: @escaping @Sendable (_ stored: Value) throws -> NewValue,
         save: @escaping @Sendable (_ value: NewValue) throws -> Value
     ) -> ValueStore<Environment, NewValue> {
-        let immediately = loadImmediately.map { inner -> ValueStore<Environment, NewValue>.LoadImmediately in
-            { environment in try inner(environment).map(load) }
-        }
-        var store = ValueStore<Environment, NewValue>(
+        let paths = loadPaths(environment: { $0 }, convert: load, recover: { throw $0 })
+        return ValueStore<Environment, NewValue>(
             label: label,
-            load: { environment in
-                if let immediately, let value = try immediately(environment) {
-                    return value
-                }
-                return try load(await self.load(environment))
-            },
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: { value, environment in
                 let converted = try save(value)
                 let stored = try await self.save(converted, environment)
@@ -46,8 +40,6 @@ extension ValueStore {
             },
             changeSignals: changeSignals
         )
-        store.loadImmediately = immediately
-        return store
     }
 
     /// The same store, replacing the errors it throws.
@@ -68,28 +60,11 @@ extension ValueStore {
     public func mapError(
         _ transform: @escaping @Sendable (_ error: any Error) -> any Error
     ) -> Self {
-        let immediately = loadImmediately.map { inner -> LoadImmediately in
-            { environment in
-                do {
-                    return try inner(environment)
-                } catch {
-                    throw transform(error)
-                }
-            }
-        }
-        var store = Self(
+        let paths = loadPaths(environment: { $0 }, convert: { $0 }, recover: { throw transform($0) })
+        return Self(
             label: label,
-            load: { environment in
-                // Its errors are transformed already.
-                if let immediately, let value = try immediately(environment) {
-                    return value
-                }
-                do {
-                    return try await self.load(environment)
-                } catch {
-                    throw transform(error)
-                }
-            },
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: { value, environment in
                 do {
                     return try await self.save(value, environment)
@@ -126,61 +101,6 @@ extension ValueStore {
             },
             changeSignals: changeSignals
         )
-        store.loadImmediately = immediately
-        return store
-    }
-}
-
-/// Whether a store returned exactly the value it was given, so that a conversion can return the
-/// caller's value instead of converting the stored one back (decoding every saved value twice).
-///
-/// Only equatable values can tell; for others the stored value is converted back.
-@inlinable
-func isUnchanged<Value>(_ stored: Value, from given: Value) -> Bool {
-    guard let stored = stored as? any Equatable else { return false }
-    return stored.isEqual(to: given)
-}
-
-extension ValueStore {
-    /// The base store's ``update`` seen through a conversion: inside the base's transaction it
-    /// converts what is stored with `load`, runs `body`, and stores what `save` makes of the
-    /// result. Returns the value the body left when the base stored exactly what it was given,
-    /// and converts back what it stored otherwise. ``map(load:save:)-((Value)->NewValue,_)``,
-    /// its asynchronous twin and ``versioned(_:legacyVersion:)`` update through it.
-    @inlinable
-    func updateConverting<NewValue>(
-        _ environment: Environment,
-        load: nonisolated(nonsending) (_ stored: Value) async throws -> NewValue,
-        save: nonisolated(nonsending) (_ value: NewValue) async throws -> Value,
-        body: (_ value: inout NewValue?) async throws -> Void
-    ) async throws -> NewValue? {
-        var result: NewValue?
-        var written: Value?
-        let stored = try await update(environment) { stored in
-            var value: NewValue? = nil
-            if let stored {
-                value = try await load(stored)
-            }
-            try await body(&value)
-            stored = nil
-            if let value {
-                stored = try await save(value)
-            }
-            (result, written) = (value, stored)
-        }
-        guard let stored else { return nil }
-        if let written, isUnchanged(stored, from: written) {
-            return result
-        }
-        return try await load(stored)
-    }
-}
-
-extension Equatable {
-    @inlinable
-    func isEqual(to other: Any) -> Bool {
-        guard let other = other as? Self else { return false }
-        return self == other
     }
 }
 

@@ -13,35 +13,19 @@ extension ValueStore {
     ///   atomic, and an update that sets `nil` removes.
     @inlinable
     public func optional() -> ValueStore<Environment, Value?> {
-        let immediately = loadImmediately.map { inner -> ValueStore<Environment, Value?>.LoadImmediately in
-            { environment in
-                do {
-                    // `nil` asks `load`; `.some(nil)` is the absent value.
-                    return try inner(environment).map { .some($0) }
-                } catch ValueStoreError.notFound {
-                    return .some(nil)
-                }
+        let paths = loadPaths(
+            environment: { $0 },
+            convert: { Optional.some($0) },
+            recover: { error in
+                guard ValueStoreError.notFound ~= error else { throw error }
+                return Value?.none
             }
-        }
-        var store = ValueStore<Environment, Value?>(
+        )
+        return ValueStore<Environment, Value?>(
             label: label,
-            load: { environment in
-                do {
-                    if let immediately, let value = try immediately(environment) {
-                        return value
-                    }
-                    return try await self.load(environment)
-                } catch ValueStoreError.notFound {
-                    return nil
-                }
-            },
-            save: { value, environment in
-                guard let value else {
-                    try await self.remove(environment)
-                    return nil
-                }
-                return try await self.save(value, environment)
-            },
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
+            save: { value, environment in try await self.set(value, environment: environment) },
             remove: remove,
             update: { environment, body in
                 let stored = try await self.update(environment) { base in
@@ -53,7 +37,5 @@ extension ValueStore {
             },
             changeSignals: changeSignals
         )
-        store.loadImmediately = immediately
-        return store
     }
 }
