@@ -1,19 +1,3 @@
-extension ValueStore where Environment: Sendable {
-    /// The same store with its environment supplied once, so callers need none.
-    ///
-    /// ```swift
-    /// let profile: ValueStore<Void, Profile> = remoteProfile.provide(session)
-    /// let current = try await profile.load()
-    /// ```
-    ///
-    /// - Parameter environment: The environment every operation receives.
-    /// - Returns: A store with a `Void` environment; `update` through it stays atomic.
-    @inlinable
-    public func provide(_ environment: Environment) -> ValueStore<Void, Value> {
-        pullback { (_: Void) in environment }
-    }
-}
-
 extension ValueStore {
     /// The same store, reading its environment from a wider one.
     ///
@@ -68,22 +52,5 @@ extension ValueStore {
         _ keyPath: any KeyPath<NewEnvironment, Environment> & Sendable
     ) -> ValueStore<NewEnvironment, Value> {
         pullback { $0[keyPath: keyPath] }
-    }
-}
-
-extension ValueStore where Environment == Void {
-    /// The same store, accepting and ignoring any environment, so it fits where one is expected.
-    ///
-    /// ```swift
-    /// let cache: ValueStore<Session, Profile> = ValueStore<Void, Profile>.inMemory().require(Session.self)
-    /// ```
-    ///
-    /// - Parameter type: The environment type to accept.
-    /// - Returns: A store over `type` that behaves exactly like this one.
-    @inlinable
-    public func require<NewEnvironment>(
-        _ type: NewEnvironment.Type = NewEnvironment.self
-    ) -> ValueStore<NewEnvironment, Value> {
-        pullback { (_: NewEnvironment) in () }
     }
 }
