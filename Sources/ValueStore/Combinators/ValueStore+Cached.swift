@@ -29,20 +29,19 @@ extension ValueStore where Environment == Void, Value: Sendable {
     @inlinable
     public func cached() -> Self {
         let cache = MemoryCache<Value>()
-        // A hit answers without suspending; a miss (`nil`) asks `load`.
-        let hit: LoadImmediately = { _ in cache.cachedValue }
         return Self(
             label: label,
-            load: { environment in
+            load: { _ in
                 // A hit answers here, synchronously: `cache.load` checks again under its lock,
                 // but reaching it costs an async call and a closure for the base load.
-                if let value = try hit(environment) {
+                if let value = cache.cachedValue {
                     return value
                 }
                 cache.watch { self.changeSignals(()) }
                 return try await cache.load { try await self.load(()) }
             },
-            loadImmediately: hit,
+            // A hit answers without suspending; a miss asks `load`.
+            loadImmediately: { _ in cache.cachedValue },
             save: { value, _ in
                 cache.watch { self.changeSignals(()) }
                 // A successful save always returns a value; `nil` only marks "nothing stored".

@@ -16,18 +16,28 @@ extension ValueStore where Value: Sendable {
     /// - Returns: A store that never reports absence; `update` through it stays atomic.
     @inlinable
     public func `default`(_ defaultValue: Value) -> Self {
-        let paths = loadPaths(
-            environment: { $0 },
-            convert: { $0 },
-            recover: { error in
-                guard ValueStoreError.notFound ~= error else { throw error }
-                return defaultValue
+        let immediately = loadImmediately.map { inner -> LoadImmediately in
+            { environment in
+                do {
+                    return try inner(environment)
+                } catch ValueStoreError.notFound {
+                    return defaultValue
+                }
             }
-        )
+        }
         return Self(
             label: label,
-            load: paths.load,
-            loadImmediately: paths.loadImmediately,
+            load: { environment in
+                do {
+                    if let immediately, let value = try immediately(environment) {
+                        return value
+                    }
+                    return try await self.load(environment)
+                } catch ValueStoreError.notFound {
+                    return defaultValue
+                }
+            },
+            loadImmediately: immediately,
             save: save,
             remove: remove,
             update: { environment, body in

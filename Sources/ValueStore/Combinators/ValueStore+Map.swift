@@ -24,11 +24,18 @@ extension ValueStore {
         load: @escaping @Sendable (_ stored: Value) throws -> NewValue,
         save: @escaping @Sendable (_ value: NewValue) throws -> Value
     ) -> ValueStore<Environment, NewValue> {
-        let paths = loadPaths(environment: { $0 }, convert: load, recover: { throw $0 })
+        let immediately = loadImmediately.map { inner -> ValueStore<Environment, NewValue>.LoadImmediately in
+            { environment in try inner(environment).map(load) }
+        }
         return ValueStore<Environment, NewValue>(
             label: label,
-            load: paths.load,
-            loadImmediately: paths.loadImmediately,
+            load: { environment in
+                if let immediately, let value = try immediately(environment) {
+                    return value
+                }
+                return try load(await self.load(environment))
+            },
+            loadImmediately: immediately,
             save: { value, environment in
                 let converted = try save(value)
                 let stored = try await self.save(converted, environment)

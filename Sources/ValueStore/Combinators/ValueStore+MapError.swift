@@ -17,11 +17,29 @@ extension ValueStore {
     public func mapError(
         _ transform: @escaping @Sendable (_ error: any Error) -> any Error
     ) -> Self {
-        let paths = loadPaths(environment: { $0 }, convert: { $0 }, recover: { throw transform($0) })
+        let immediately = loadImmediately.map { inner -> LoadImmediately in
+            { environment in
+                do {
+                    return try inner(environment)
+                } catch {
+                    throw transform(error)
+                }
+            }
+        }
         return Self(
             label: label,
-            load: paths.load,
-            loadImmediately: paths.loadImmediately,
+            load: { environment in
+                // Its errors are transformed already.
+                if let immediately, let value = try immediately(environment) {
+                    return value
+                }
+                do {
+                    return try await self.load(environment)
+                } catch {
+                    throw transform(error)
+                }
+            },
+            loadImmediately: immediately,
             save: { value, environment in
                 do {
                     return try await self.save(value, environment)

@@ -13,18 +13,29 @@ extension ValueStore {
     ///   atomic, and an update that sets `nil` removes.
     @inlinable
     public func optional() -> ValueStore<Environment, Value?> {
-        let paths = loadPaths(
-            environment: { $0 },
-            convert: { Optional.some($0) },
-            recover: { error in
-                guard ValueStoreError.notFound ~= error else { throw error }
-                return Value?.none
+        let immediately = loadImmediately.map { inner -> ValueStore<Environment, Value?>.LoadImmediately in
+            { environment in
+                do {
+                    // `nil` asks `load`; `.some(nil)` is the absent value.
+                    return try inner(environment).map { .some($0) }
+                } catch ValueStoreError.notFound {
+                    return .some(nil)
+                }
             }
-        )
+        }
         return ValueStore<Environment, Value?>(
             label: label,
-            load: paths.load,
-            loadImmediately: paths.loadImmediately,
+            load: { environment in
+                do {
+                    if let immediately, let value = try immediately(environment) {
+                        return value
+                    }
+                    return try await self.load(environment)
+                } catch ValueStoreError.notFound {
+                    return nil
+                }
+            },
+            loadImmediately: immediately,
             save: { value, environment in try await self.set(value, environment: environment) },
             remove: remove,
             update: { environment, body in

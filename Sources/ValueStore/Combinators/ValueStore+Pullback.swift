@@ -20,11 +20,19 @@ extension ValueStore {
     func pullback<NewEnvironment>(
         throwing transform: @escaping @Sendable (_ environment: NewEnvironment) throws -> Environment
     ) -> ValueStore<NewEnvironment, Value> {
-        let paths = loadPaths(environment: transform, convert: { $0 }, recover: { throw $0 })
+        let immediately = loadImmediately.map { inner -> ValueStore<NewEnvironment, Value>.LoadImmediately in
+            { environment in try inner(transform(environment)) }
+        }
         return ValueStore<NewEnvironment, Value>(
             label: label,
-            load: paths.load,
-            loadImmediately: paths.loadImmediately,
+            load: { environment in
+                let base = try transform(environment)
+                if let inner = loadImmediately, let value = try inner(base) {
+                    return value
+                }
+                return try await load(base)
+            },
+            loadImmediately: immediately,
             save: { value, environment in try await save(value, transform(environment)) },
             remove: { environment in try await remove(transform(environment)) },
             update: { environment, body in try await update(transform(environment), body) },
