@@ -30,7 +30,7 @@
 /// the main actor does not hop to another thread and back. Work that blocks (file I/O, `fsync`,
 /// lock waits, key derivation) never runs there: the library's backends move it to the global
 /// concurrent executor with `@concurrent` functions. A store you write yourself must do the same;
-/// see ``init(label:load:save:remove:update:)-(_,Load,_,_,_)``.
+/// see ``init(label:load:loadImmediately:save:remove:update:)``.
 public struct ValueStore<Environment, Value>: Sendable {
     /// Loads the value; throws ``ValueStoreError/notFound`` when none is stored.
     public typealias Load =
@@ -97,7 +97,8 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// Loads the value, or throws ``ValueStoreError/notFound`` when none is stored.
     ///
     /// > Important: When you assign a new `load`, set ``loadImmediately`` to `nil` or replace it
-    /// > too: combinators built on the store try ``loadImmediately`` first.
+    /// > too: combinators built on the store try ``loadImmediately`` first. Or build a new store
+    /// > with ``init(label:load:loadImmediately:save:remove:update:)``, which takes both.
     public var load: Load
 
     /// Saves the value and returns it as it was stored.
@@ -105,7 +106,7 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// > Important: Each closure is independent. Assigning a new `save` does not change
     /// > ``update``, which keeps writing the way it did. When you replace `save` or ``remove``,
     /// > replace ``update`` too, or build a new store with
-    /// > ``init(label:load:save:remove:update:)-(_,Load,_,_,_)``, which derives `update` from the closures you
+    /// > ``init(label:load:loadImmediately:save:remove:update:)``, which derives `update` from the closures you
     /// > give it.
     public var save: Save
 
@@ -138,9 +139,9 @@ public struct ValueStore<Environment, Value>: Sendable {
     ///   encrypted ones) signal every write by any store over the same path in this process, and
     ///   writes by other processes (inotify on Linux, a dispatch source on Apple platforms).
     /// - Combinators pass their base store's signals through.
-    /// - A store built with ``init(label:load:save:remove:update:)-(_,Load,_,_,_)`` signals the
+    /// - A store built with ``init(label:load:loadImmediately:save:remove:update:)`` signals the
     ///   saves, removes and updates made through that store value and its copies, and nothing
-    ///   else; give ``init(label:load:save:remove:update:changeSignals:)`` your backend's own
+    ///   else; give ``init(label:load:loadImmediately:save:remove:update:changeSignals:)`` your backend's own
     ///   source to see more.
     public var changeSignals: ChangeSignals
 
@@ -158,6 +159,9 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// in-memory store or a cache hit loads with one async call in all, instead of one per
     /// layer. It returns `nil` when the store must wait (a cache miss, a file), and then ``load``
     /// runs as usual.
+    ///
+    /// A backend passes it to the initializer beside ``load``; a store built without one has
+    /// none.
     ///
     /// > Important: It must agree with ``load``. When you replace ``load`` on an existing store,
     /// > set `loadImmediately` to `nil` or replace it too: combinators built on the store prefer
@@ -187,6 +191,8 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// - Parameters:
     ///   - label: What the store is, for error messages; by default the value's type.
     ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
+    ///   - loadImmediately: Answers a load without suspending when the backend can (see
+    ///     ``loadImmediately``); it must agree with `load`. By default the store has none.
     ///   - save: Stores a value and returns it as stored.
     ///   - remove: Removes the value; succeeds when there is none.
     ///   - update: The backend's atomic read-modify-write, if it has one (see ``Update``).
@@ -198,11 +204,12 @@ public struct ValueStore<Environment, Value>: Sendable {
     ///
     /// The store reports the saves, removes and updates made through it, and through its copies,
     /// to ``changes(environment:)``; changes made any other way are not seen. Use
-    /// ``init(label:load:save:remove:update:changeSignals:)`` when the backend can tell.
+    /// ``init(label:load:loadImmediately:save:remove:update:changeSignals:)`` when the backend can tell.
     @inlinable
     public init(
         label: String = "\(Value.self) store",
         load: @escaping Load,
+        loadImmediately: LoadImmediately? = nil,
         save: @escaping Save,
         remove: @escaping Remove,
         update: Update? = nil
@@ -230,6 +237,7 @@ public struct ValueStore<Environment, Value>: Sendable {
         self.init(
             label: label,
             load: load,
+            loadImmediately: loadImmediately,
             save: reportingSave,
             remove: reportingRemove,
             update: reportingUpdate,
@@ -258,6 +266,8 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// - Parameters:
     ///   - label: What the store is, for error messages; by default the value's type.
     ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
+    ///   - loadImmediately: Answers a load without suspending when the backend can (see
+    ///     ``loadImmediately``); it must agree with `load`. By default the store has none.
     ///   - save: Stores a value and returns it as stored.
     ///   - remove: Removes the value; succeeds when there is none.
     ///   - update: The backend's atomic read-modify-write, if it has one (see ``Update``).
@@ -266,6 +276,7 @@ public struct ValueStore<Environment, Value>: Sendable {
     public init(
         label: String = "\(Value.self) store",
         load: @escaping Load,
+        loadImmediately: LoadImmediately? = nil,
         save: @escaping Save,
         remove: @escaping Remove,
         update: Update? = nil,
@@ -273,6 +284,7 @@ public struct ValueStore<Environment, Value>: Sendable {
     ) {
         self.label = label
         self.load = load
+        self.loadImmediately = loadImmediately
         self.save = save
         self.remove = remove
         self.update = update ?? Self.loadingAndSaving(load: load, save: save, remove: remove)
@@ -290,18 +302,30 @@ public struct ValueStore<Environment, Value>: Sendable {
                 value = nil
             }
             try await body(&value)
-            guard let value else {
-                try await remove(environment)
-                return nil
-            }
-            return try await save(value, environment)
+            return try await saveOrRemove(value, environment, save: save, remove: remove)
         }
+    }
+
+    /// Saves `value`, or removes the stored value when `value` is `nil`, and returns what is
+    /// stored: ``set(_:environment:)``, and an update without a transaction, end this way.
+    @inlinable
+    static func saveOrRemove(
+        _ value: Value?,
+        _ environment: Environment,
+        save: Save,
+        remove: Remove
+    ) async throws -> Value? {
+        guard let value else {
+            try await remove(environment)
+            return nil
+        }
+        return try await save(value, environment)
     }
 }
 
 extension ValueStore where Environment == Void {
     /// Creates a store whose operations need no environment; see
-    /// ``init(label:load:save:remove:update:)-(_,Load,_,_,_)``.
+    /// ``init(label:load:loadImmediately:save:remove:update:)``.
     ///
     /// ```swift
     /// let token = ValueStore<Void, String>(

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ValueStoreTesting
 
 @testable import ValueStore
 
@@ -151,6 +152,31 @@ import Testing
             try await cached.save(3)
             #expect(try cached.loadImmediately?(()) == 3, "a hit answers")
         }
+    }
+
+    @Test func aStoreBuiltWithAnImmediateLoadAnswersThroughConvertingCombinators() async throws {
+        let value = Locked<Int?>(5)
+        let base = ValueStore<Void, Int>(
+            load: { _ in
+                guard let current = value.withLock({ $0 }) else { throw ValueStoreError.notFound }
+                return current
+            },
+            loadImmediately: { _ in
+                guard let current = value.withLock({ $0 }) else { throw ValueStoreError.notFound }
+                return current
+            },
+            save: { new, _ in
+                value.withLock { $0 = new }
+                return new
+            },
+            remove: { _ in value.withLock { $0 = nil } }
+        )
+        #expect(try base.loadImmediately?(()) == 5)
+        let chain = base.map(load: { $0 * 2 }, save: { $0 / 2 }).mapError { $0 }
+        #expect(try chain.loadImmediately?(()) == 10)
+        try await ValueStoreLaws.check(chain, samples: 4, 8)  // leaves nothing stored
+        #expect(try chain.optional().loadImmediately?(()) == .some(nil), "absence is the value nil")
+        #expect(try chain.default(3).loadImmediately?(()) == 3)
     }
 
     @Test func aReplacedLoadIsNeverBypassed() async throws {

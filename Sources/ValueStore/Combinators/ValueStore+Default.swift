@@ -25,7 +25,7 @@ extension ValueStore where Value: Sendable {
                 }
             }
         }
-        var store = Self(
+        return Self(
             label: label,
             load: { environment in
                 do {
@@ -37,6 +37,7 @@ extension ValueStore where Value: Sendable {
                     return defaultValue
                 }
             },
+            loadImmediately: immediately,
             save: save,
             remove: remove,
             update: { environment, body in
@@ -49,8 +50,6 @@ extension ValueStore where Value: Sendable {
             },
             changeSignals: changeSignals
         )
-        store.loadImmediately = immediately
-        return store
     }
 }
 

@@ -23,7 +23,7 @@ extension ValueStore {
                 }
             }
         }
-        var store = ValueStore<Environment, Value?>(
+        return ValueStore<Environment, Value?>(
             label: label,
             load: { environment in
                 do {
@@ -35,13 +35,8 @@ extension ValueStore {
                     return nil
                 }
             },
-            save: { value, environment in
-                guard let value else {
-                    try await self.remove(environment)
-                    return nil
-                }
-                return try await self.save(value, environment)
-            },
+            loadImmediately: immediately,
+            save: { value, environment in try await self.set(value, environment: environment) },
             remove: remove,
             update: { environment, body in
                 let stored = try await self.update(environment) { base in
@@ -53,7 +48,5 @@ extension ValueStore {
             },
             changeSignals: changeSignals
         )
-        store.loadImmediately = immediately
-        return store
     }
 }

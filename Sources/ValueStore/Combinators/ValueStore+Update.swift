@@ -8,7 +8,7 @@ extension ValueStore {
     /// It runs the store's ``update`` closure: on the library's backends the whole
     /// read-modify-write is atomic, within the process and, for files, across processes, and the
     /// combinators that pass values through keep it atomic. A store built with
-    /// ``init(label:load:save:remove:update:)-(_,Load,_,_,_)`` without an `update` closure updates by load,
+    /// ``init(label:load:loadImmediately:save:remove:update:)`` without an `update` closure updates by load,
     /// transform, save, which is not atomic.
     ///
     /// `transform` runs on the caller's executor and may capture the caller's state; it may
@@ -69,11 +69,7 @@ extension ValueStore {
     /// - Throws: The store's failure to save or remove.
     @discardableResult
     public func set(_ value: Value?, environment: Environment) async throws -> Value? {
-        guard let value else {
-            try await remove(environment)
-            return nil
-        }
-        return try await save(value, environment)
+        try await Self.saveOrRemove(value, environment, save: save, remove: remove)
     }
 }
 

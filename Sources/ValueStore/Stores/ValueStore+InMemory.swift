@@ -28,9 +28,10 @@ extension ValueStore where Value: Sendable {
     /// A store over `box`, which other code may hold too (the deprecated `Reference` does).
     @inlinable
     static func inMemory(_ box: InMemoryBox<Value>, label: String) -> Self {
-        var store = Self(
+        Self(
             label: label,
             load: { _ in try box.load(label: label) },
+            loadImmediately: { _ in try box.load(label: label) },
             save: { value, _ in
                 box.store(value)
                 return value
@@ -52,8 +53,6 @@ extension ValueStore where Value: Sendable {
             },
             changeSignals: { _ in box.signals() }
         )
-        store.loadImmediately = { _ in try box.load(label: label) }
-        return store
     }
 }
 

@@ -1,19 +1,3 @@
-extension ValueStore where Environment: Sendable {
-    /// The same store with its environment supplied once, so callers need none.
-    ///
-    /// ```swift
-    /// let profile: ValueStore<Void, Profile> = remoteProfile.provide(session)
-    /// let current = try await profile.load()
-    /// ```
-    ///
-    /// - Parameter environment: The environment every operation receives.
-    /// - Returns: A store with a `Void` environment; `update` through it stays atomic.
-    @inlinable
-    public func provide(_ environment: Environment) -> ValueStore<Void, Value> {
-        pullback { (_: Void) in environment }
-    }
-}
-
 extension ValueStore {
     /// The same store, reading its environment from a wider one.
     ///
@@ -39,7 +23,7 @@ extension ValueStore {
         let immediately = loadImmediately.map { inner -> ValueStore<NewEnvironment, Value>.LoadImmediately in
             { environment in try inner(transform(environment)) }
         }
-        var store = ValueStore<NewEnvironment, Value>(
+        return ValueStore<NewEnvironment, Value>(
             label: label,
             load: { environment in
                 let base = try transform(environment)
@@ -48,6 +32,7 @@ extension ValueStore {
                 }
                 return try await load(base)
             },
+            loadImmediately: immediately,
             save: { value, environment in try await save(value, transform(environment)) },
             remove: { environment in try await remove(transform(environment)) },
             update: { environment, body in try await update(transform(environment), body) },
@@ -60,8 +45,6 @@ extension ValueStore {
                 }
             }
         )
-        store.loadImmediately = immediately
-        return store
     }
 
     /// The same store, reading its environment from a wider one through a key path.
@@ -77,22 +60,5 @@ extension ValueStore {
         _ keyPath: any KeyPath<NewEnvironment, Environment> & Sendable
     ) -> ValueStore<NewEnvironment, Value> {
         pullback { $0[keyPath: keyPath] }
-    }
-}
-
-extension ValueStore where Environment == Void {
-    /// The same store, accepting and ignoring any environment, so it fits where one is expected.
-    ///
-    /// ```swift
-    /// let cache: ValueStore<Session, Profile> = ValueStore<Void, Profile>.inMemory().require(Session.self)
-    /// ```
-    ///
-    /// - Parameter type: The environment type to accept.
-    /// - Returns: A store over `type` that behaves exactly like this one.
-    @inlinable
-    public func require<NewEnvironment>(
-        _ type: NewEnvironment.Type = NewEnvironment.self
-    ) -> ValueStore<NewEnvironment, Value> {
-        pullback { (_: NewEnvironment) in () }
     }
 }
