@@ -133,8 +133,8 @@ enum Mode: String, Sendable {
     }
 
     @Test func userDefaults() async throws {
-        let suite = "ValueStoreMigrationTests.\(UUID().uuidString)"
-        defer { UserDefaults().removePersistentDomain(forName: suite) }
+        let suite = temporarySuiteName()
+        defer { UserDefaults(suiteName: suite)?.removePersistentDomain(forName: suite) }
         let defaults = UserDefaults(suiteName: suite)!
         let small = ValueStore<Session, Int8>.unsafeRawUserDefaults("small", userDefaults: defaults)
         #expect(try await small.save(-3, Session()) == -3)

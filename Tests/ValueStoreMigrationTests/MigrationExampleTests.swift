@@ -87,8 +87,8 @@ extension Persistence {
     }
 
     @Test func theOriginalUserDefaultsStoresBecomeStrict() async throws {
-        let suite = "ValueStoreMigrationTests.\(UUID().uuidString)"
-        defer { UserDefaults().removePersistentDomain(forName: suite) }
+        let suite = temporarySuiteName()
+        defer { UserDefaults(suiteName: suite)?.removePersistentDomain(forName: suite) }
         let count = ValueStore<Void, Int>.unsafeRawUserDefaults("count", userDefaults: UserDefaults(suiteName: suite)!)
         let settings = ValueStore<Void, Settings>.unsafeJSONUserDefaults(
             "settings", userDefaults: UserDefaults(suiteName: suite)!)

@@ -3,15 +3,29 @@ import Testing
 import ValueStore
 import ValueStoreTesting
 
-/// A UserDefaults suite of its own for one test, removed afterwards.
+/// A UserDefaults suite of its own for one test, removed afterwards, never in the user's home.
+///
+/// On Linux, Foundation keeps a suite named by an absolute path in that file, so the suite lives
+/// in a temporary directory (a plain name would land in `~/.config`). On Apple platforms the
+/// suite is a domain of the test process's own preferences.
 struct TemporarySuite {
+    #if os(Linux)
+    let name = FileManager.default.temporaryDirectory
+        .appendingPathComponent("ValueStoreTests.\(UUID().uuidString)").path
+    #else
     let name = "ValueStoreTests.\(UUID().uuidString)"
+    #endif
 
     var defaults: UserDefaults { UserDefaults(suiteName: name)! }
 
     static func with<Result>(_ body: (_ suite: TemporarySuite) async throws -> Result) async throws -> Result {
         let suite = TemporarySuite()
-        defer { UserDefaults().removePersistentDomain(forName: suite.name) }
+        defer {
+            suite.defaults.removePersistentDomain(forName: suite.name)
+            #if os(Linux)
+            try? FileManager.default.removeItem(atPath: suite.name + ".plist")
+            #endif
+        }
         return try await body(suite)
     }
 }
