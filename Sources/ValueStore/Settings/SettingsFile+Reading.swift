@@ -129,7 +129,7 @@ extension SettingsFile {
     /// Whether the file's directory is watched, so that other processes' changes reach the
     /// watch: not while the directory is missing, nor where inotify is unavailable.
     private var isWatchingTheDirectory: Bool {
-        FileChanges.shared.watcher(of: file.directory) != nil
+        file.fileSystem.changes.watcher(of: file.directory) != nil
     }
 
     /// Restarts the watch if its directory is not watched (it was missing as the watch started),

@@ -102,13 +102,13 @@ public final class SettingsFile: Sendable {
     ///   - options: Durability and permissions, as for ``ValueStore/file(_:options:)``.
     public init(_ url: URL, options: FileOptions = .default) {
         file = DurableFile(url, options: options, fileSystem: .live)
-        freshness = FileFreshness(path: file.path, directory: file.directory)
+        freshness = FileFreshness(path: file.path, directory: file.directory, changes: file.fileSystem.changes)
     }
 
     /// A settings file over the given file system, for tests that count or fail system calls.
     init(_ url: URL, options: FileOptions, fileSystem: FileSystem) {
         file = DurableFile(url, options: options, fileSystem: fileSystem)
-        freshness = FileFreshness(path: file.path, directory: file.directory)
+        freshness = FileFreshness(path: file.path, directory: file.directory, changes: file.fileSystem.changes)
     }
 
     deinit {

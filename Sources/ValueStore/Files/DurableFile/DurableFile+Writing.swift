@@ -37,9 +37,9 @@ extension DurableFile {
             isOpen = false
             try fileSystem.close(descriptor)
             step = "rename the temporary file over the target"
-            FileChanges.shared.willReplace(path, with: temporary)
+            fileSystem.changes.willReplace(path, with: temporary)
             try fileSystem.rename(temporary, path)
-            FileChanges.shared.didChange(path)
+            fileSystem.changes.didChange(path)
         } catch {
             if isOpen {
                 closeQuietly(descriptor)
@@ -53,9 +53,9 @@ extension DurableFile {
     /// Removes the file; removing a missing file succeeds.
     func delete() throws {
         do {
-            FileChanges.shared.willRemove(path)
+            fileSystem.changes.willRemove(path)
             try fileSystem.unlink(path)
-            FileChanges.shared.didChange(path)
+            fileSystem.changes.didChange(path)
         } catch let error as FileSystemError where error.isNotFound {
             return
         } catch {
@@ -79,9 +79,9 @@ extension DurableFile {
             .replacingOccurrences(of: ":", with: "")
         let aside = sibling("\(name).corrupt-\(stamp)-\(String(UInt16.random(in: .min ... .max), radix: 16))")
         do {
-            FileChanges.shared.willRemove(path)
+            fileSystem.changes.willRemove(path)
             try fileSystem.rename(path, aside)
-            FileChanges.shared.didChange(path)
+            fileSystem.changes.didChange(path)
         } catch let error as FileSystemError where error.isNotFound {
             throw ValueStoreError(.notFound, store: label, reason: "there is no file to move aside")
         } catch {

@@ -125,7 +125,7 @@ struct DurableFile: Sendable {
 
     /// Signals each change to the file, by this process or another (see ``FileChanges``).
     func changeSignals() -> AsyncStream<Void> {
-        FileChanges.shared.signals(path: path, directory: directory)
+        fileSystem.changes.signals(path: path, directory: directory)
     }
 
     /// How errors name the store.
