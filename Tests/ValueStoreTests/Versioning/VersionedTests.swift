@@ -435,16 +435,8 @@ enum Chain {
             let url = directory.appending(path: "note.json")
             let oldApp = try HelperProcess("old-app-save-loop", url.path(percentEncoded: false), "100000")
             let base = ValueStore<Void, Data>.file(url)
-            let started = ContinuousClock.now
-            while try await base.optional().load() == nil {
-                guard ContinuousClock.now - started < .seconds(20) else {
-                    oldApp.kill()
-                    Issue.record("the old app saved nothing in 20 seconds")
-                    return
-                }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            try await Task.sleep(for: .milliseconds(50))
+            // The old app is in its loop once its first save returned.
+            #expect(await oldApp.nextLine() == "saving")
             let newer = Self.envelope(3, #"{"title":"new","body":"app","tags":[]}"#)
             try await base.save(newer)
             #expect(oldApp.wait() == 0)
