@@ -1,15 +1,4 @@
 import Foundation
-import Synchronization
-
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
 
 extension DurableFile {
     /// Runs `body` holding this process's lock for the path and the advisory lock shared with

@@ -1,15 +1,4 @@
 import Foundation
-import Synchronization
-
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
 
 // Each runs entirely on the global concurrent executor: they block (open, read, write, fsync,
 // rename, unlink), so they never run on a caller's executor, which may be the main actor.

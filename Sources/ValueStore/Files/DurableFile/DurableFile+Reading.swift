@@ -1,15 +1,4 @@
 import Foundation
-import Synchronization
-
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
 
 extension DurableFile {
     /// The file's bytes, or `nil` when there is no file. `check` inspects the open descriptor

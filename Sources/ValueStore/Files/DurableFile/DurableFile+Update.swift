@@ -1,16 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 extension DurableFile {
     /// What an update read: the lock file it will commit under, open but not locked, and what
     /// its commit checks is still there.

@@ -1,15 +1,4 @@
 import Foundation
-import Synchronization
-
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
 
 extension DurableFile {
     /// Replaces the file with `data`: temporary file, write, sync, rename, sync the directory.
