@@ -20,8 +20,9 @@
 //                                                     "OPERATION CODE" for each
 //     ValueStoreTestHelper old-app-save-loop PATH COUNT
 //                                                     saves an `OldAppNote` up to COUNT times,
-//                                                     printing "refused after N" once a save
-//                                                     throws `newerVersion`, or "saved N"
+//                                                     printing "saving" once its first save
+//                                                     returned, then "refused after N" once a
+//                                                     save throws `newerVersion`, or "saved N"
 //     ValueStoreTestHelper save-json PATH NUMBER      saves NUMBER as a JSON file, or removes
 //                                                     the file when NUMBER is "remove"
 //     ValueStoreTestHelper userdefaults-unwritable SUITE
@@ -203,6 +204,9 @@ func oldAppSaveLoop(url: URL, count: Int) async throws {
     for index in 0..<count {
         do {
             try await store.save(OldAppNote(title: "old", body: "save \(index)"))
+            if index == 0 {
+                FileHandle.standardOutput.write(Data("saving\n".utf8))
+            }
         } catch ValueStoreError.newerVersion {
             print("refused after \(index)")
             return

@@ -184,7 +184,7 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         let label = store.label
         var unlocked = store.pullback(throwing: { (_: Void) in try vault.keyring(for: label) })
         // The file's signals need no key: follow the file even while the vault is locked.
-        unlocked.changeSignals = { _ in FileChanges.shared.signals(forFileAt: url) }
+        unlocked.changeSignals = { _ in DurableFile(url, options: .default, fileSystem: .live).changeSignals() }
         return unlocked
     }
 }

@@ -14,6 +14,11 @@ import Android
 /// force a failure at any step of a save (a failed open, a short write, `ENOSPC`, a failed sync
 /// or rename, a permission error) and check that each gives a clear error and loses nothing.
 ///
+/// Watching is part of the witness: ``changes`` is the registry this file system's writers
+/// report to and its change streams come from, and it makes its directory watches with the
+/// `watchDirectory` it was made with. ``watching(with:)`` gives a copy whose watches a test
+/// fakes, so observation tests send directory events instead of waiting for the kernel's.
+///
 /// Every operation retries `EINTR` itself and reports other failures as ``FileSystemError``.
 struct FileSystem: Sendable {
     /// Opens a file and returns its descriptor.
@@ -47,6 +52,16 @@ struct FileSystem: Sendable {
     var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
     /// A file's permission bits.
     var permissions: @Sendable (_ path: String) throws -> UInt16
+    /// The change signals of this file system's paths, and the directory watches they run on.
+    var changes: FileChanges
+
+    /// This file system, watching directories with `watchDirectory` through a change registry of
+    /// its own.
+    func watching(with watchDirectory: @escaping FileChanges.WatchDirectory) -> Self {
+        var copy = self
+        copy.changes = FileChanges(watchDirectory: watchDirectory)
+        return copy
+    }
 }
 
 /// What `stat` says about a file: enough to tell which file it is and whether to trust it.
@@ -197,7 +212,8 @@ extension FileSystem {
             var status = stat()
             guard stat(path, &status) == 0 else { throw FileSystemError.last("stat") }
             return UInt16(status.st_mode & 0o7777)
-        }
+        },
+        changes: .shared
     )
 }
 

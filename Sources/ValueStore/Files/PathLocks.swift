@@ -8,12 +8,7 @@ import Synchronization
 final class PathLocks: Sendable {
     static let shared = PathLocks()
 
-    private struct Entry {
-        let lock = AsyncLock()
-        var users = 0
-    }
-
-    private let entries = Locked<[String: Entry]>([:])
+    private let locks = KeyedLocks<String>()
     private let cleanedPaths = Locked<Set<String>>([])
 
     /// Runs `body` while holding the lock for `path`.
@@ -21,19 +16,7 @@ final class PathLocks: Sendable {
         _ path: String,
         _ body: nonisolated(nonsending) () async throws -> Result
     ) async throws -> Result {
-        let lock = entries.withLock { entries in
-            entries[path, default: Entry()].users += 1
-            return entries[path]!.lock
-        }
-        defer {
-            entries.withLock { entries in
-                entries[path]!.users -= 1
-                if entries[path]!.users == 0 {
-                    entries[path] = nil
-                }
-            }
-        }
-        return try await lock.withLock(body)
+        try await locks.withLock(path, body)
     }
 
     /// Whether this is the first call for `path` in this process, so orphaned temporary files

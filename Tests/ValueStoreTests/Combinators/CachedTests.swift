@@ -3,13 +3,12 @@ import ValueStore
 import ValueStoreTesting
 
 @Suite struct CachedTests {
-    /// A base store that counts its loads and can be slowed down.
-    static func counted(_ initial: Int?, loads: Calls, delay: Duration = .zero) -> ValueStore<Void, Int> {
+    /// A base store that counts its loads.
+    static func counted(_ initial: Int?, loads: Calls) -> ValueStore<Void, Int> {
         let box = ValueStore<Void, Int>.inMemory(initial)
         var store = box
         store.load = { environment in
             loads.increment()
-            if delay > .zero { try await Task.sleep(for: delay) }
             return try await box.load(environment)
         }
         store.loadImmediately = nil  // the replaced load must not be bypassed
@@ -40,11 +39,18 @@ import ValueStoreTesting
 
     @Test func concurrentColdLoadsShareOneBaseLoad() async throws {
         let loads = Calls()
-        let store = Self.counted(3, loads: loads, delay: .milliseconds(50)).cached()
-        try await concurrently(200) { _ in
-            let value = try await store.load()
-            #expect(value == 3)
+        // The first base load pauses, so the other callers arrive while it is in flight.
+        let stall = Stall.firstLoad(of: Self.counted(3, loads: loads))
+        let store = stall.store.cached()
+        let callers = Task {
+            try await concurrently(200) { _ in
+                let value = try await store.load()
+                #expect(value == 3)
+            }
         }
+        await stall.reached()
+        stall.resume()
+        try await callers.value
         #expect(loads.value == 1)
     }
 

@@ -24,7 +24,11 @@ import ValueStore
             for _ in 0..<kills {
                 let writer = try HelperProcess(
                     "write-loop", kind, url.path(percentEncoded: false), keyFile.path(percentEncoded: false))
-                try await Task.sleep(for: .milliseconds(Int.random(in: 5...45)))
+                // Killed after a random number of its writes returned: partway through the next.
+                for _ in 0..<Int.random(in: 0...3) {
+                    guard let line = await writer.nextLine() else { break }
+                    lastReported = max(lastReported, Int(line) ?? 0)
+                }
                 writer.kill()
                 lastReported = max(lastReported, writer.lines().compactMap { Int($0) }.last ?? 0)
 

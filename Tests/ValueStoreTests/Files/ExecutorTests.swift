@@ -210,7 +210,8 @@ final class SystemCalls: Sendable {
             permissions: { path in
                 self.note("stat")
                 return try live.permissions(path)
-            }
+            },
+            changes: live.changes
         )
     }
 }

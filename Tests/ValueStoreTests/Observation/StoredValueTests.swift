@@ -105,6 +105,7 @@ import Testing
         #expect(stored.value == 0)
         await #expect(throws: ValueStoreError.self) { try await stored.set(5) }
         await #expect(throws: ValueStoreError.self) { try await stored.update { $0 += 1 } }
+        // Proving that no write comes needs a wait: a refused set starts no task to await.
         try await Task.sleep(for: .milliseconds(20))
         #expect(writes.value == 0)
         loadFails.value = false

@@ -344,7 +344,11 @@ import ValueStoreTesting
             var lastReported = 0
             for _ in 0..<30 {
                 let writer = try HelperProcess("settings-write-loop", url.path(percentEncoded: false))
-                try await Task.sleep(for: .milliseconds(Int.random(in: 5...45)))
+                // Killed after a random number of its writes returned: partway through the next.
+                for _ in 0..<Int.random(in: 0...3) {
+                    guard let line = await writer.nextLine() else { break }
+                    lastReported = max(lastReported, Int(line) ?? 0)
+                }
                 writer.kill()
                 lastReported = max(lastReported, writer.lines().compactMap { Int($0) }.last ?? 0)
                 let settings = SettingsFile(url)

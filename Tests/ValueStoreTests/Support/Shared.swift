@@ -19,4 +19,9 @@ extension Shared {
     func append<Element>(_ element: Element) where Value == [Element] {
         mutex.withLock { $0.append(element) }
     }
+
+    /// Runs `body` with exclusive access to the value.
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
+        mutex.withLock { body(&$0) }
+    }
 }

@@ -3,16 +3,30 @@ import ValueStore
 
 /// Collects the states a store's ``StoredStates`` yields, in a task of its own, so a test can wait
 /// for a state with a bounded wait instead of hanging when one never comes.
+///
+/// A wait ends when the state arrives, not on a poll: ``waitForLast(_:timeout:)`` registers a
+/// waiter that the consuming task resumes as it appends the state.
 final class StateLog<Value: Sendable>: Sendable {
-    private let states = Shared<[String]>([])
+    private struct Waiter {
+        let summary: String
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var summaries: [String] = []
+        var waiters: [UInt64: Waiter] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Shared(State())
     private let consumer = Shared<Task<Void, Never>?>(nil)
 
     init(_ sequence: StoredStates<Value>) {
-        let task = Task { [states] in
-            for await state in sequence {
-                states.append(state.summary)
+        let task = Task { [state] in
+            for await stored in sequence {
+                Self.record(stored.summary, in: state)
             }
-            states.append("end")
+            Self.record("end", in: state)
         }
         consumer.value = task
     }
@@ -21,13 +35,46 @@ final class StateLog<Value: Sendable>: Sendable {
         cancel()
     }
 
+    private static func record(_ summary: String, in state: Shared<State>) {
+        let arrived = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.summaries.append(summary)
+            let ids = state.waiters.filter { $0.value.summary == summary }.map(\.key)
+            return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in arrived {
+            continuation.resume(returning: true)
+        }
+    }
+
     /// Every state so far, summarized.
-    var summaries: [String] { states.value }
+    var summaries: [String] { state.withLock { $0.summaries } }
 
     /// Waits until the newest state is `summary`; returns whether it came within `timeout`.
     @discardableResult
     func waitForLast(_ summary: String, timeout: Duration = .seconds(20)) async -> Bool {
-        await eventually(timeout: timeout) { self.summaries.last == summary }
+        let state = self.state
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let bound = Shared<Task<Void, Never>?>(nil)
+        defer { bound.value?.cancel() }
+        return await withCheckedContinuation { continuation in
+            let waiting = state.withLock { state -> Bool in
+                guard state.summaries.last != summary else { return false }
+                state.waiters[id] = Waiter(summary: summary, continuation: continuation)
+                return true
+            }
+            guard waiting else {
+                continuation.resume(returning: true)
+                return
+            }
+            bound.value = Task {
+                // A bound against hanging when the state never comes, not a wait for it.
+                try? await Task.sleep(for: timeout)
+                state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+            }
+        }
     }
 
     /// Stops consuming, as a cancelled task does.
@@ -49,7 +96,9 @@ extension StoredState {
 }
 
 /// Polls `condition` every few milliseconds until it holds or `timeout` passes; a bound against
-/// hanging, never a measure of speed.
+/// hanging, never a measure of speed. Only for what sends no event: a live watcher's thread
+/// closing, a cache emptied by its own task, a process's write seen by the kernel. Prefer a
+/// ``StateLog`` or ``FakeWatches``.
 func eventually(timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

@@ -14,6 +14,12 @@ final class FileFreshness: Sendable {
     private struct File: Equatable {
         let path: String
         let directory: String
+        /// The registry that follows the file: its file system's.
+        let changes: FileChanges
+
+        static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.path == rhs.path && lhs.directory == rhs.directory && lhs.changes === rhs.changes
+        }
     }
 
     private struct State {
@@ -23,7 +29,6 @@ final class FileFreshness: Sendable {
     }
 
     private let state = Locked(State())
-    private let changes: FileChanges
 
     /// Bound while a cache starts following its base store: each file path the base asks
     /// ``FileChanges`` to follow becomes one of this freshness's files.
@@ -31,19 +36,16 @@ final class FileFreshness: Sendable {
 
     /// A freshness whose files are recorded as its cache starts following its base store.
     @usableFromInline
-    init() {
-        changes = .shared
+    init() {}
+
+    /// A freshness of one file, which `changes` follows.
+    init(path: String, directory: String, changes: FileChanges) {
+        depend(on: path, in: directory, changes: changes)
     }
 
-    /// A freshness of one file.
-    init(path: String, directory: String) {
-        changes = .shared
-        depend(on: path, in: directory)
-    }
-
-    /// Adds a file the cached value is read from.
-    func depend(on path: String, in directory: String) {
-        let file = File(path: path, directory: directory)
+    /// Adds a file the cached value is read from, which `changes` follows.
+    func depend(on path: String, in directory: String, changes: FileChanges) {
+        let file = File(path: path, directory: directory, changes: changes)
         state.withLock { state in
             if !state.files.contains(file) {
                 state.files.append(file)
@@ -55,9 +57,9 @@ final class FileFreshness: Sendable {
     /// directory is not watched. One atomic load while every observed directory is watched.
     @usableFromInline
     var needsCheck: Bool {
-        guard changes.unwatchedDirectories.load(ordering: .acquiring) > 0 else { return false }
-        let directories = state.withLock { $0.files.map(\.directory) }
-        return directories.contains { !changes.isWatched($0) }
+        guard FileChanges.unwatchedDirectories.load(ordering: .acquiring) > 0 else { return false }
+        let files = state.withLock { $0.files }
+        return files.contains { !$0.changes.isWatched($0.directory) }
     }
 
     /// Whether any file changed since the last check; `true` at the first check, and after a
@@ -66,10 +68,10 @@ final class FileFreshness: Sendable {
     @usableFromInline
     @concurrent func hasChanged() async -> Bool {
         let files = state.withLock { $0.files }
-        for directory in Set(files.map(\.directory)) {
-            changes.retryWatch(of: directory)
+        for file in files {
+            file.changes.retryWatch(of: file.directory)
         }
-        let losses = changes.losses.load(ordering: .acquiring)
+        let losses = FileChanges.losses.load(ordering: .acquiring)
         let identities = files.map { FileIdentity(of: $0.path) }
         return state.withLock { state in
             defer { state.seen = (losses, identities) }

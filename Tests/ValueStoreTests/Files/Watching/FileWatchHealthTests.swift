@@ -118,12 +118,15 @@ import Glibc
 
     @Test func anOverflowSignalsEveryObservedFileInTheDirectory() async throws {
         try await TemporaryDirectory.with { directory in
-            let url = directory.appending(path: "count.json")
-            let file = DurableFile(url, options: .default, fileSystem: .live)
-            try Self.writeAsAnotherProcess(1, to: url)
-            var signals = ValueStore<Void, Int>.jsonFile(url).changeSignals(()).makeAsyncIterator()
-            FileChanges.shared.deliver([.anyEntry], asWatcherOf: file.directory)
-            #expect(await signals.next() != nil)
+            let watches = FakeWatches()
+            try Self.writeAsAnotherProcess(1, to: directory.appending(path: "a.json"))
+            var a = watches.jsonFile(directory.appending(path: "a.json"), as: Int.self).changeSignals(())
+                .makeAsyncIterator()
+            var b = watches.jsonFile(directory.appending(path: "b.json"), as: Int.self).changeSignals(())
+                .makeAsyncIterator()
+            watches.send([.anyEntry], to: directory)
+            #expect(await a.next() != nil)
+            #expect(await b.next() != nil)
         }
     }
 
@@ -132,32 +135,29 @@ import Glibc
     @Test func withoutAWatchACachedHitChecksTheFileFirst() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
-            let file = DurableFile(url, options: .default, fileSystem: .live)
-            FileChanges.shared.simulateNoWatches(under: file.directory, true)
-            defer { FileChanges.shared.simulateNoWatches(under: file.directory, false) }
-            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            let watches = FakeWatches()
+            watches.failWatches(under: directory, true)
+            let cached = watches.jsonFile(url, as: Int.self).cached()
             try await cached.save(1)
             #expect(try await cached.load() == 1)
-            #expect(FileChanges.shared.watcher(of: file.directory) == nil)
+            #expect(watches.watch(of: directory) == nil)
             try Self.writeAsAnotherProcess(7, to: url)
             #expect(try await cached.load() == 7)
             #expect(try await cached.load() == 7)
             // Instances free up: the next load's check watches the directory again.
-            FileChanges.shared.simulateNoWatches(under: file.directory, false)
+            watches.failWatches(under: directory, false)
             #expect(try await cached.load() == 7)
-            #expect(FileChanges.shared.watcher(of: file.directory) != nil)
-            try Self.writeAsAnotherProcess(8, to: url)
-            #expect(try await eventually { try await cached.load() == 8 })
+            #expect(watches.watch(of: directory) != nil)
         }
     }
 
     @Test func withoutAWatchASettingsKeyChecksTheFileFirst() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "settings.plist")
-            let file = DurableFile(url, options: .default, fileSystem: .live)
-            FileChanges.shared.simulateNoWatches(under: file.directory, true)
-            defer { FileChanges.shared.simulateNoWatches(under: file.directory, false) }
-            let theme = SettingsFile(url).store("theme", as: String.self)
+            let watches = FakeWatches()
+            watches.failWatches(under: directory, true)
+            let theme = SettingsFile(url, options: .default, fileSystem: watches.fileSystem).store(
+                "theme", as: String.self)
             try await theme.save("light")
             #expect(try await theme.load() == "light")
             let written = try PropertyListSerialization.data(
@@ -173,28 +173,23 @@ import Glibc
     @Test func aWriteInPlaceIsNeverTakenForThisProcesssOwn() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
-            let file = DurableFile(url, options: .default, fileSystem: .live)
-            let store = ValueStore<Void, Int>.jsonFile(url)
+            let watches = FakeWatches()
+            let store = watches.jsonFile(url, as: Int.self)
             let log = StateLog(store.changes())
             #expect(await log.waitForLast("absent"))
             try await store.save(1)
             #expect(await log.waitForLast("1"))
             // Another tool writes the same number of bytes in place within the same clock tick of
             // a file system with coarse timestamps: device, inode, size and time stay the same.
-            // It writes through a hard link in another directory, so that its event comes only
-            // once the time is restored: handed over as the watcher would report the write.
+            let path = url.path(percentEncoded: false)
             var before = stat()
-            #expect(stat(file.path, &before) == 0)
-            let elsewhere = directory.appending(path: "elsewhere")
-            try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
-            let alias = elsewhere.appending(path: "alias.json")
-            try FileManager.default.linkItem(at: url, to: alias)
-            let handle = try FileHandle(forWritingTo: alias)
+            #expect(stat(path, &before) == 0)
+            let handle = try FileHandle(forWritingTo: url)
             try handle.write(contentsOf: Data("2".utf8))
             try handle.close()
             var times = [before.st_atim, before.st_mtim]
-            #expect(utimensat(AT_FDCWD, file.path, &times, 0) == 0)
-            FileChanges.shared.deliver([.entry("count.json", writtenInPlace: true)], asWatcherOf: file.directory)
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            watches.send([.entry("count.json", writtenInPlace: true)], to: directory)
             #expect(await log.waitForLast("2"))
         }
     }

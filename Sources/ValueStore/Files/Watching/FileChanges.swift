@@ -11,8 +11,10 @@ import Musl
 import Android
 #endif
 
-/// The change signals of every file path in this process: writes by any store over the path,
-/// and, through one ``DirectoryWatcher`` per directory, writes by other processes.
+/// The change signals of every file path of one ``FileSystem`` in this process: writes by any
+/// store over the path, and, through one ``DirectoryWatch`` per directory, writes by other
+/// processes. ``shared`` is the live file system's; a test's fake watches get a registry of their
+/// own (``FileSystem/watching(with:)``).
 ///
 /// - Writers call ``willReplace(_:with:)`` or ``willRemove(_:)`` just before they rename or
 ///   unlink, recording what the file will be, then ``didChange(_:)`` after: every stream for the
@@ -31,7 +33,25 @@ import Android
 ///
 /// While nobody observes a path, a write costs one dictionary look-up under a lock.
 final class FileChanges: Sendable {
-    static let shared = FileChanges()
+    /// Starts watching a directory: its entries, or for ``DirectoryEvent/Interest/creation`` the
+    /// creation of entries. Each batch of events goes to `onEvents`, on the watch's own thread;
+    /// `nil` when the directory cannot be watched (it does not exist, no inotify instance left).
+    typealias WatchDirectory =
+        @Sendable (
+            _ directory: String, _ interest: DirectoryEvent.Interest,
+            _ onEvents: @escaping @Sendable (_ events: [DirectoryEvent]) -> Void
+        ) -> (any DirectoryWatch)?
+
+    /// The live file system's registry, watching with ``DirectoryWatcher``.
+    static let shared = FileChanges { directory, interest, onEvents in
+        DirectoryWatcher(directory: directory, interest: interest, onEvents: onEvents)
+    }
+
+    private let watchDirectory: WatchDirectory
+
+    init(watchDirectory: @escaping WatchDirectory) {
+        self.watchDirectory = watchDirectory
+    }
 
     private struct Path {
         let broadcaster = ChangeBroadcaster()
@@ -44,14 +64,14 @@ final class FileChanges: Sendable {
     /// How an observed directory is watched.
     private enum Watch {
         /// Every change to its entries arrives.
-        case watching(DirectoryWatcher)
+        case watching(any DirectoryWatch)
         /// The directory does not exist: `watcher` watches its nearest existing ancestor for the
         /// creation of `component`, the next name on the way to it.
-        case waiting(for: String, watcher: DirectoryWatcher)
+        case waiting(for: String, watcher: any DirectoryWatch)
         /// No watch could be made: only this process's writes are seen.
         case unwatched
 
-        var watcher: DirectoryWatcher? {
+        var watcher: (any DirectoryWatch)? {
             switch self {
             case .watching(let watcher), .waiting(_, let watcher): watcher
             case .unwatched: nil
@@ -74,34 +94,31 @@ final class FileChanges: Sendable {
         var paths: [String: Path] = [:]
         var directories: [String: Directory] = [:]
         var nextID: UInt64 = 0
-        /// Test seam: directories under these paths cannot be watched, as when the user has no
-        /// inotify instance left.
-        var unwatchable: Set<String> = []
     }
 
     private let state = Locked(State())
 
-    /// How many observed directories are not watched: zero on the healthy path, where a cache
-    /// needs no check before answering from memory.
-    let unwatchedDirectories = Atomic<Int>(0)
+    /// How many observed directories are not watched, in every registry: zero on the healthy
+    /// path, where a cache needs no check before answering from memory.
+    static let unwatchedDirectories = Atomic<Int>(0)
 
-    /// How many times an observed directory stopped being watched, so that a check made before
-    /// is not trusted after (see ``FileFreshness``).
-    let losses = Atomic<UInt64>(0)
+    /// How many times an observed directory stopped being watched, in any registry, so that a
+    /// check made before is not trusted after (see ``FileFreshness``).
+    static let losses = Atomic<UInt64>(0)
 
     /// A stream of signals for the file at `path`, in `directory`, until its consumer stops.
     func signals(path: String, directory: String) -> AsyncStream<Void> {
-        FileFreshness.recording?.depend(on: path, in: directory)
+        FileFreshness.recording?.depend(on: path, in: directory, changes: self)
         let (broadcaster, replaced, rearmed) = state.withLock { state in
             state.paths[path, default: Path(directory: directory)].streams += 1
-            var replaced: DirectoryWatcher?
+            var replaced: (any DirectoryWatch)?
             var rearmed = false
             if state.directories[directory] == nil {
                 // Creating the watch makes a few non-blocking system calls (inotify_init1,
                 // inotify_add_watch, pipe, stat) and starts the thread that reads it.
                 let id = nextID(&state)
                 state.directories[directory] = Directory(
-                    watch: arm(directory, id: id, unwatchable: state.unwatchable), id: id)
+                    watch: arm(directory, id: id), id: id)
                 updateHealth(from: nil, to: state.directories[directory]!.watch)
             } else if case .unwatched = state.directories[directory]!.watch {
                 (replaced, rearmed) = rearm(directory, &state)
@@ -118,13 +135,8 @@ final class FileChanges: Sendable {
         }
     }
 
-    /// A stream of signals for the file at `url`.
-    func signals(forFileAt url: URL) -> AsyncStream<Void> {
-        DurableFile(url, options: .default, fileSystem: .live).changeSignals()
-    }
-
     private func release(path: String, directory: String) {
-        let stopped: DirectoryWatcher? = state.withLock { state in
+        let stopped: (any DirectoryWatch)? = state.withLock { state in
             state.paths[path]!.streams -= 1
             if state.paths[path]!.streams == 0 {
                 state.paths[path] = nil
@@ -140,7 +152,7 @@ final class FileChanges: Sendable {
 
     /// The watcher of `directory`, while any stream needs it and it is watched; `nil` when the
     /// directory is missing or no watch could be made.
-    func watcher(of directory: String) -> DirectoryWatcher? {
+    func watcher(of directory: String) -> (any DirectoryWatch)? {
         state.withLock { state in
             guard case .watching(let watcher) = state.directories[directory]?.watch else { return nil }
             return watcher
@@ -159,7 +171,7 @@ final class FileChanges: Sendable {
 
     /// Tries again to watch `directory` if no watch could be made for it.
     func retryWatch(of directory: String) {
-        let (replaced, watched) = state.withLock { state -> (DirectoryWatcher?, Bool) in
+        let (replaced, watched) = state.withLock { state -> ((any DirectoryWatch)?, Bool) in
             guard case .unwatched = state.directories[directory]?.watch else { return (nil, false) }
             return rearm(directory, &state)
         }
@@ -210,12 +222,12 @@ final class FileChanges: Sendable {
 
     /// A watch for `directory`: of the directory itself, or, while it is missing, of its nearest
     /// existing ancestor, for the next component on the way; `.unwatched` when neither can be made.
-    private func arm(_ directory: String, id: UInt64, unwatchable: Set<String>) -> Watch {
+    private func arm(_ directory: String, id: UInt64) -> Watch {
         // A directory or component created while its watch was being made: try again (once for
         // the directory itself, which may exist and still not be watchable).
         var triedExisting = false
         for _ in 0..<4 {
-            if let watcher = makeWatcher(of: directory, for: directory, interest: .entries, id: id, unwatchable) {
+            if let watcher = makeWatcher(of: directory, for: directory, interest: .entries, id: id) {
                 return .watching(watcher)
             }
             if Self.exists(directory) {
@@ -230,7 +242,7 @@ final class FileChanges: Sendable {
                 ancestor = Self.parent(of: ancestor)
             }
             guard ancestor != missing else { return .unwatched }
-            guard let watcher = makeWatcher(of: ancestor, for: directory, interest: .creation, id: id, unwatchable)
+            guard let watcher = makeWatcher(of: ancestor, for: directory, interest: .creation, id: id)
             else {
                 if Self.exists(ancestor) { return .unwatched }
                 continue
@@ -246,10 +258,10 @@ final class FileChanges: Sendable {
 
     /// Replaces the watch of `directory` with a new one; returns the watcher it replaced, to stop
     /// outside the lock, and whether the directory is watched now.
-    private func rearm(_ directory: String, _ state: inout State) -> (replaced: DirectoryWatcher?, watched: Bool) {
+    private func rearm(_ directory: String, _ state: inout State) -> (replaced: (any DirectoryWatch)?, watched: Bool) {
         guard let old = state.directories[directory] else { return (nil, false) }
         let id = nextID(&state)
-        let watch = arm(directory, id: id, unwatchable: state.unwatchable)
+        let watch = arm(directory, id: id)
         state.directories[directory]!.watch = watch
         state.directories[directory]!.id = id
         updateHealth(from: old.watch, to: watch)
@@ -258,7 +270,7 @@ final class FileChanges: Sendable {
 
     /// Arms `directory` again and, once it is watched, signals every file in it.
     private func rearmNow(_ directory: String) {
-        let (replaced, watched) = state.withLock { state -> (DirectoryWatcher?, Bool) in
+        let (replaced, watched) = state.withLock { state -> ((any DirectoryWatch)?, Bool) in
             guard let entry = state.directories[directory], !entry.watch.isWatching else { return (nil, false) }
             return rearm(directory, &state)
         }
@@ -269,11 +281,9 @@ final class FileChanges: Sendable {
     }
 
     private func makeWatcher(
-        of watched: String, for directory: String, interest: DirectoryEvent.Interest, id: UInt64,
-        _ unwatchable: Set<String>
-    ) -> DirectoryWatcher? {
-        guard !unwatchable.contains(where: { watched.hasPrefix($0) }) else { return nil }
-        return DirectoryWatcher(directory: watched, interest: interest) { [weak self] events in
+        of watched: String, for directory: String, interest: DirectoryEvent.Interest, id: UInt64
+    ) -> (any DirectoryWatch)? {
+        watchDirectory(watched, interest) { [weak self] events in
             self?.receive(events, in: directory, from: id)
         }
     }
@@ -283,12 +293,12 @@ final class FileChanges: Sendable {
         let wasWatching = old?.isWatching ?? true
         let isWatching = new?.isWatching ?? true
         if wasWatching && !isWatching {
-            unwatchedDirectories.add(1, ordering: .releasing)
+            Self.unwatchedDirectories.add(1, ordering: .releasing)
             if old != nil {
-                losses.add(1, ordering: .releasing)
+                Self.losses.add(1, ordering: .releasing)
             }
         } else if !wasWatching && isWatching {
-            unwatchedDirectories.subtract(1, ordering: .releasing)
+            Self.unwatchedDirectories.subtract(1, ordering: .releasing)
         }
     }
 
@@ -306,7 +316,7 @@ final class FileChanges: Sendable {
 
     /// What a watcher of `directory` (or of its ancestor, while it is missing) reported.
     private func receive(_ events: [DirectoryEvent], in directory: String, from id: UInt64) {
-        let (replaced, changes) = state.withLock { state -> (DirectoryWatcher?, [DirectoryEvent]) in
+        let (replaced, changes) = state.withLock { state -> ((any DirectoryWatch)?, [DirectoryEvent]) in
             guard let entry = state.directories[directory], entry.id == id else { return (nil, []) }
             switch entry.watch {
             case .watching:
@@ -331,24 +341,6 @@ final class FileChanges: Sendable {
         replaced?.stop()
         if !changes.isEmpty {
             externalChange(changes, in: directory)
-        }
-    }
-
-    /// Test seam: hands `events` to this registry as the current watcher of `directory` would.
-    func deliver(_ events: [DirectoryEvent], asWatcherOf directory: String) {
-        guard let id = state.withLock({ $0.directories[directory]?.id }) else { return }
-        receive(events, in: directory, from: id)
-    }
-
-    /// Test seam: makes every watch of a directory under `prefix` fail, as when the user has no
-    /// inotify instance left (`false` lifts it; the next retry then succeeds).
-    func simulateNoWatches(under prefix: String, _ failing: Bool) {
-        state.withLock { state in
-            if failing {
-                state.unwatchable.insert(prefix)
-            } else {
-                state.unwatchable.remove(prefix)
-            }
         }
     }
 
@@ -386,43 +378,5 @@ final class FileChanges: Sendable {
 
     private func isEntry(_ path: String, of prefix: String) -> Bool {
         path.hasPrefix(prefix) && !path.dropFirst(prefix.count).contains("/")
-    }
-}
-
-/// What is at a path: which file (device and inode), its size and modification time, or nothing.
-///
-/// A save renames a new file over the old one, so each save leaves a new inode; an edit in place
-/// changes the size or the time.
-enum FileIdentity: Equatable, Sendable {
-    case absent
-    case file(device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int)
-    /// `stat` failed for another reason: never equal to a recorded write.
-    case unknown(Int32)
-
-    init(of path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            let code = errno
-            self = code == ENOENT ? .absent : .unknown(code)
-            return
-        }
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
-        self = .file(
-            device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
-            size: Int64(truncatingIfNeeded: info.st_size),
-            seconds: Int(time.tv_sec), nanoseconds: Int(time.tv_nsec))
-    }
-
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        switch (lhs, rhs) {
-        case (.absent, .absent): true
-        case (.file(let a, let b, let c, let d, let e), .file(let f, let g, let h, let i, let j)):
-            a == f && b == g && c == h && d == i && e == j
-        default: false
-        }
     }
 }

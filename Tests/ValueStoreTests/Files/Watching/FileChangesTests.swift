@@ -58,21 +58,25 @@ import Testing
     @Test func aWriteOfThisProcessIsSignalledOnce() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
+            let watches = FakeWatches()
             let signals = Shared(0)
+            let stream = watches.jsonFile(url, as: Int.self).changeSignals(())
             let counting = Task {
-                for await _ in ValueStore<Void, Int>.jsonFile(url).changeSignals(()) {
+                for await _ in stream {
                     signals.value += 1
                 }
             }
             defer { counting.cancel() }
-            try await Task.sleep(for: .milliseconds(50))  // lets the task subscribe
-            try await ValueStore<Void, Int>.jsonFile(url).save(1)
-            #expect(await eventually { signals.value >= 1 })
-            // Another process's write comes after this process's in the directory's event queue,
-            // so once it has arrived, a second signal for the first write would have too.
-            try Self.save("2", to: url)
+            try await watches.jsonFile(url, as: Int.self).save(1)
+            #expect(await eventually { signals.value == 1 })
+            // The watcher reports the same write: this process's own, already signalled.
+            watches.sendChange(of: "count.json", in: directory)
+            // Another process's write comes after it in the directory's event queue.
+            try FileWatchHealthTests.writeAsAnotherProcess(2, to: url)
+            watches.sendChange(of: "count.json", in: directory)
             #expect(await eventually { signals.value >= 2 })
-            try await Task.sleep(for: .milliseconds(200))
+            // Proving that no third signal comes needs a wait: there is no event to await.
+            try await Task.sleep(for: .milliseconds(50))
             #expect(signals.value == 2)
         }
     }
@@ -80,18 +84,19 @@ import Testing
     @Test func leavingTheLoopReleasesTheWatch() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
-            let path = DurableFile(url, options: .default, fileSystem: .live)
-            let store = ValueStore<Void, Int>.jsonFile(url).default(0)
-            var watcher: DirectoryWatcher?
+            let watches = FakeWatches()
+            let path = DurableFile(url, options: .default, fileSystem: watches.fileSystem)
+            let store = watches.jsonFile(url, as: Int.self).default(0)
+            var watcher: (any DirectoryWatch)?
             for await state in store.changes() {
                 #expect(state.summary == "0")
-                watcher = FileChanges.shared.watcher(of: path.directory)
+                watcher = watches.fileSystem.changes.watcher(of: path.directory)
                 break
             }
             let released = try #require(watcher)
-            #expect(!FileChanges.shared.isObserved(path.path))
-            #expect(FileChanges.shared.watcher(of: path.directory) == nil)
-            #expect(await eventually { released.isClosed })
+            #expect(!watches.fileSystem.changes.isObserved(path.path))
+            #expect(watches.fileSystem.changes.watcher(of: path.directory) == nil)
+            #expect(released.isClosed)
         }
     }
 
@@ -111,14 +116,15 @@ import Testing
 
     @Test func oneWatchServesEveryStreamInADirectory() async throws {
         try await TemporaryDirectory.with { directory in
-            let first = DurableFile(directory.appending(path: "a.json"), options: .default, fileSystem: .live)
-            var a = ValueStore<Void, Int>.jsonFile(directory.appending(path: "a.json")).changes().makeAsyncIterator()
-            var b = ValueStore<Void, Int>.jsonFile(directory.appending(path: "b.json")).changes().makeAsyncIterator()
+            let watches = FakeWatches()
+            var a = watches.jsonFile(directory.appending(path: "a.json"), as: Int.self).changes().makeAsyncIterator()
+            var b = watches.jsonFile(directory.appending(path: "b.json"), as: Int.self).changes().makeAsyncIterator()
             _ = await a.next()
             _ = await b.next()
-            let watcher = try #require(FileChanges.shared.watcher(of: first.directory))
+            #expect(watches.openWatches == 1)
+            let watcher = try #require(watches.watch(of: directory))
             a = ValueStore<Void, Int>.inMemory().changes().makeAsyncIterator()
-            #expect(FileChanges.shared.watcher(of: first.directory) === watcher)
+            #expect(watches.watch(of: directory) === watcher)
             #expect(!watcher.isClosed)
             b = ValueStore<Void, Int>.inMemory().changes().makeAsyncIterator()
             #expect(await eventually { watcher.isClosed })
@@ -145,13 +151,14 @@ import Testing
     @Test func aCachedStoreReleasesItsWatchWhenItGoesAway() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
-            let file = DurableFile(url, options: .default, fileSystem: .live)
-            var cached: ValueStore<Void, Int>? = ValueStore<Void, Int>.jsonFile(url).cached()
+            let watches = FakeWatches()
+            let file = DurableFile(url, options: .default, fileSystem: watches.fileSystem)
+            var cached: ValueStore<Void, Int>? = watches.jsonFile(url, as: Int.self).cached()
             #expect(try await cached?.optional().load() == .some(nil))
-            let watcher = try #require(FileChanges.shared.watcher(of: file.directory))
+            let watcher = try #require(watches.watch(of: directory))
             cached = nil
             #expect(await eventually { watcher.isClosed })
-            #expect(!FileChanges.shared.isObserved(file.path))
+            #expect(!watches.fileSystem.changes.isObserved(file.path))
         }
     }
 

@@ -1,0 +1,173 @@
+import Foundation
+
+extension DurableFile {
+    /// Runs `body` holding this process's lock for the path and the advisory lock shared with
+    /// other processes; `body` learns whether the directory exists.
+    ///
+    /// `body` receives `false` when the directory does not exist and `creatingDirectory` is
+    /// `false`: there is then nothing to lock and nothing stored.
+    ///
+    /// It runs on the caller's executor, so that `body` can capture the caller's state; taking,
+    /// waiting for, stamping and releasing the file lock run on the global concurrent executor.
+    /// Every call leaves a new stamp in the lock file (see ``update(_:decoding:encoding:)``).
+    func exclusively<Result>(
+        creatingDirectory: Bool = true,
+        _ body: (_ directoryExists: Bool) async throws -> Result
+    ) async throws -> Result {
+        try checkPath()
+        return try await PathLocks.shared.withLock(path) {
+            guard let lock = try await acquireFileLock(creatingDirectory: creatingDirectory) else {
+                return try await body(false)
+            }
+            let result: Swift.Result<Result, any Error>
+            do {
+                result = .success(try await body(true))
+            } catch {
+                result = .failure(error)
+            }
+            // Whatever `body` did, an update that read the file before must look again.
+            let stamped = await stampAndReleaseFileLock(lock)
+            let value = try result.get()
+            try stamped.get()
+            return value
+        }
+    }
+
+    /// Leaves a new stamp in the lock file, then closes it, which releases its lock.
+    @concurrent private func stampAndReleaseFileLock(_ descriptor: Int32) async -> Swift.Result<Void, any Error> {
+        let stamped = Swift.Result { try leaveStamp(descriptor) }
+        closeQuietly(descriptor)
+        return stamped
+    }
+
+    /// Closes a lock file, which releases its lock if it holds it; it holds no data to lose.
+    @concurrent func releaseFileLock(_ descriptor: Int32) async {
+        closeQuietly(descriptor)
+    }
+
+    /// Opens the sidecar lock file, takes its lock and removes orphaned temporary files once;
+    /// `nil` when the directory is missing and may not be created.
+    ///
+    /// After the lock is taken, the file at the lock's path must still be the one locked (the
+    /// same device and inode): if another program deleted or replaced it, or the directory was
+    /// deleted and created again, the lock protects nothing, so it is taken again on the new file.
+    @concurrent private func acquireFileLock(creatingDirectory: Bool) async throws -> Int32? {
+        for _ in 0..<100 {
+            guard let (descriptor, lockFile) = try openLockFile(creatingDirectory: creatingDirectory) else {
+                return nil
+            }
+            do {
+                try OpenUpdate.refuseWrite(to: lockFile, store: label)
+                if try !fileSystem.lock(descriptor, false) {
+                    try await waitForLock(descriptor)
+                }
+                guard try isStillAtLockPath(lockFile) else {
+                    closeQuietly(descriptor)
+                    continue
+                }
+                removeOrphansOnce()
+                return descriptor
+            } catch {
+                closeQuietly(descriptor)
+                throw failure("lock '\(lockPath)'", error)
+            }
+        }
+        throw ValueStoreError(
+            .io, store: label, reason: "the lock file '\(lockPath)' was replaced every time it was locked")
+    }
+
+    /// Opens the lock file, creating it and the directory as needed, and says which file it is;
+    /// `nil` when the directory is missing and may not be created. Refuses anything at the path
+    /// but a regular file.
+    func openLockFile(creatingDirectory: Bool) throws -> (descriptor: Int32, status: FileStatus)? {
+        let flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
+        let mode = mode_t(options.permissions)
+        let descriptor: Int32
+        do {
+            descriptor = try fileSystem.open(lockPath, flags, mode)
+        } catch let error as FileSystemError where error.isNotFound {
+            guard creatingDirectory else { return nil }
+            try createDirectories(directory)
+            do {
+                descriptor = try fileSystem.open(lockPath, flags, mode)
+            } catch {
+                throw failure("open the lock file '\(lockPath)'", error)
+            }
+        } catch {
+            throw failure("open the lock file '\(lockPath)'", error)
+        }
+        do {
+            let status = try fileSystem.status(descriptor)
+            guard status.isRegularFile else {
+                closeQuietly(descriptor)
+                throw ValueStoreError(
+                    .io, store: label,
+                    reason: "the lock file '\(lockPath)' is \(status.typeDescription), not a regular file")
+            }
+            return (descriptor, status)
+        } catch let error as ValueStoreError {
+            throw error
+        } catch {
+            closeQuietly(descriptor)
+            throw failure("read the lock file's status", error)
+        }
+    }
+
+    /// Whether the locked lock file is still the file at the lock's path.
+    func isStillAtLockPath(_ locked: FileStatus) throws -> Bool {
+        do {
+            return try fileSystem.pathStatus(lockPath).isSameFile(as: locked)
+        } catch let error as FileSystemError where error.isNotFound {
+            return false
+        }
+    }
+
+    /// Waits for a lock another process holds, on a thread of its own, so the wait never blocks
+    /// the threads Swift concurrency runs tasks on.
+    func waitForLock(_ descriptor: Int32) async throws {
+        let fileSystem = fileSystem
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                do {
+                    _ = try fileSystem.lock(descriptor, true)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+    }
+
+    /// Creates `directory` and any missing parents, syncing each parent when durable.
+    private func createDirectories(_ directory: String) throws {
+        do {
+            try fileSystem.makeDirectory(directory, mode_t(options.directoryPermissions))
+        } catch let error as FileSystemError where error.code == EEXIST {
+            return
+        } catch let error as FileSystemError where error.isNotFound && directory.count > 1 {
+            let parent = (directory as NSString).deletingLastPathComponent
+            try createDirectories(parent)
+            try createDirectories(directory)
+            return
+        } catch {
+            throw failure("create the directory '\(directory)'", error)
+        }
+        let parent = (directory as NSString).deletingLastPathComponent
+        try synchronize(directory: parent, step: "sync the directory '\(parent)'")
+    }
+
+    /// Deletes temporary files orphaned by a crash, once per path and process. Every writer
+    /// holds the lock while its temporary file exists, and this one holds it now, so any
+    /// temporary file present is an orphan.
+    func removeOrphansOnce() {
+        guard PathLocks.shared.claimCleanup(of: path) else { return }
+        do {
+            for entry in try fileSystem.contentsOfDirectory(directory) where isTemporaryFile(entry) {
+                removeQuietly(sibling(entry))
+            }
+        } catch {
+            // Orphans are harmless; try again on the next save.
+            PathLocks.shared.releaseCleanup(of: path)
+        }
+    }
+}

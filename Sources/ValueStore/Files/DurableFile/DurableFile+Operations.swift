@@ -1,0 +1,74 @@
+import Foundation
+
+// Each runs entirely on the global concurrent executor: they block (open, read, write, fsync,
+// rename, unlink), so they never run on a caller's executor, which may be the main actor.
+extension DurableFile {
+    /// Replaces the file with `data` under the locks.
+    @concurrent func save(_ data: Data) async throws {
+        try await exclusively { _ in try write(data) }
+    }
+
+    /// The file's bytes, writing `create()`'s first when there is no file, all under the locks:
+    /// processes racing to create the file all end up with the bytes one of them wrote.
+    @concurrent func readOrCreate(_ create: @Sendable () -> Data) async throws -> Data {
+        try await exclusively { _ in
+            if let data = try read() {
+                return data
+            }
+            let data = create()
+            try store(data)
+            return data
+        }
+    }
+
+    /// Removes the file under the locks; removing a missing file, even from a missing
+    /// directory, succeeds without creating anything.
+    @concurrent func remove() async throws {
+        try checkPath()
+        // Nothing to remove: return without creating the lock file. A save that races with this
+        // check is ordered after the remove.
+        guard try exists() else { return }
+        try await exclusively(creatingDirectory: false) { directoryExists in
+            if directoryExists {
+                try delete()
+            }
+        }
+    }
+
+    /// Whether there is a file at the path (any error but its absence is thrown).
+    func exists() throws -> Bool {
+        do {
+            _ = try fileSystem.permissions(path)
+            return true
+        } catch let error as FileSystemError where error.isNotFound {
+            return false
+        } catch {
+            throw failure("look for the file", error)
+        }
+    }
+
+    /// Moves the file aside under the locks, creating a missing lock file with the file's own
+    /// permissions rather than these options', and returns where it went.
+    @concurrent func moveAsideKeepingPermissions() async throws -> String {
+        try checkPath()
+        var options = options
+        do {
+            options.permissions = try fileSystem.pathStatus(path).permissions & 0o666
+        } catch let error as FileSystemError where error.isNotFound {
+            throw ValueStoreError(.notFound, store: label, reason: "there is no file to move aside")
+        } catch {
+            throw failure("read the file's status", error)
+        }
+        return try await DurableFile(copying: self, options: options).moveAsideExclusively()
+    }
+
+    /// Moves the file aside under the locks and returns where it went.
+    @concurrent func moveAsideExclusively() async throws -> String {
+        try await exclusively(creatingDirectory: false) { directoryExists in
+            guard directoryExists else {
+                throw ValueStoreError(.notFound, store: label, reason: "there is no file to move aside")
+            }
+            return try moveAside()
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+
+extension SettingsFile {
+    /// The file's entries and the generation they belong to, from memory when read before.
+    @usableFromInline
+    func entries() async throws -> (entries: [String: PropertyListNode], generation: UInt64) {
+        if let known = state.withLock({ state in state.entries.map { ($0, generation.load(ordering: .acquiring)) } }) {
+            return known
+        }
+        startWatching()
+        watchAgainIfTheDirectoryWasMissing()
+        let before = generation.load(ordering: .acquiring)
+        let contents = try await readContentsConcurrently()
+        // Without a watch of the directory (it does not exist yet), nothing would say when
+        // another process writes: the entries are read again on every load until there is one.
+        guard isWatchingTheDirectory else {
+            return (contents.entries, before)
+        }
+        // Kept only if nothing changed during the read: a change signalled meanwhile may be
+        // newer than what was read.
+        return (
+            contents.entries,
+            replaceEntries(with: contents, ifGeneration: before, signallingIfUnknown: false) ?? before
+        )
+    }
+
+    /// Starts following the file's changes, once: a change made by another store over the file
+    /// or by another process makes the entries be read again.
+    func startWatching() {
+        state.withLock { state in
+            guard state.watch == nil else { return }
+            let changes = ChangeOrigin.$writer.withValue(writer) { file.changeSignals() }
+            state.watch = Task { [weak self] in
+                for await _ in changes {
+                    guard let self else { return }
+                    await followChange()
+                }
+            }
+        }
+    }
+
+    /// The file's bytes and the entries parsed from them: what a transaction starts from, and
+    /// what its commit checks is still on disk.
+    struct Contents: Sendable {
+        /// `nil` when there is no file.
+        let data: Data?
+        let entries: [String: PropertyListNode]
+    }
+
+    /// Takes in a change another store or process made to the file (never this file's own
+    /// commit): forgets the entries, so that no read racing with the change is kept, and when
+    /// some key is observed, reads the file and signals the keys whose entry changed.
+    private func followChange() async {
+        replaceEntries(with: nil)
+        guard keyChanges.withLock({ $0.values.contains { $0.subscriberCount > 0 } }) else { return }
+        let before = generation.load(ordering: .acquiring)
+        do {
+            replaceEntries(with: try await readContentsConcurrently(), ifGeneration: before)
+        } catch {
+            // Every observed key loads again and shows the failure.
+            state.withLock { state in
+                state.signalled = .failed
+                signalKeys(changedFrom: .failed, to: [:])
+            }
+        }
+    }
+
+    /// The broadcaster of `key`'s streams, made on first use.
+    func keyBroadcaster(for key: String) -> ChangeBroadcaster {
+        keyChanges.withLock { broadcasters in
+            if let broadcaster = broadcasters[key] {
+                return broadcaster
+            }
+            let broadcaster = ChangeBroadcaster()
+            broadcasters[key] = broadcaster
+            return broadcaster
+        }
+    }
+
+    /// Signals the streams of each observed key whose entry differs between `old` and `new`;
+    /// every observed key when `old` is not known entries.
+    private func signalKeys(changedFrom old: Signalled, to new: [String: PropertyListNode]) {
+        keyChanges.withLock { broadcasters in
+            for (key, broadcaster) in broadcasters {
+                if case .entries(let old) = old, old[key] == new[key] {
+                    continue
+                }
+                broadcaster.signalAll()
+            }
+        }
+    }
+
+    /// Reads and parses the file off the caller's executor.
+    @concurrent func readContentsConcurrently() async throws -> Contents {
+        let data = try file.read()
+        return Contents(data: data, entries: try parse(data))
+    }
+
+    /// Parses bytes read from the file off the caller's executor.
+    @concurrent func parseConcurrently(_ data: Data?) async throws -> Contents {
+        Contents(data: data, entries: try parse(data))
+    }
+
+    /// Reads and parses the file: no file is no entries; bytes that are not a property-list
+    /// dictionary are ``ValueStoreError/Code/corrupted``.
+    func readEntries() throws -> [String: PropertyListNode] {
+        try parse(file.read())
+    }
+
+    /// Parses the file's bytes (`nil`: no file, no entries).
+    func parse(_ data: Data?) throws -> [String: PropertyListNode] {
+        guard let data else { return [:] }
+        do {
+            try Data.requireContent(data, format: "a property list")
+            guard case .dictionary(let entries) = try PropertyListNode.parse(data) else {
+                throw ValueStoreError(.corrupted, reason: "the property list's top level is not a dictionary")
+            }
+            return entries
+        } catch let error as ValueStoreError {
+            throw error.naming(label)
+        } catch {
+            throw ValueStoreError(
+                .corrupted, store: label, reason: "the file is not a valid property list; nothing was changed",
+                underlyingError: error)
+        }
+    }
+
+    /// Whether the file's directory is watched, so that other processes' changes reach the
+    /// watch: not while the directory is missing, nor where inotify is unavailable.
+    private var isWatchingTheDirectory: Bool {
+        file.fileSystem.changes.watcher(of: file.directory) != nil
+    }
+
+    /// Restarts the watch if its directory is not watched (it was missing as the watch started),
+    /// so that other processes' changes are seen once a commit has created it.
+    func watchAgainIfTheDirectoryWasMissing() {
+        guard !isWatchingTheDirectory else { return }
+        let stale = state.withLock { state -> Task<Void, Never>? in
+            defer { state.watch = nil }
+            return state.watch
+        }
+        stale?.cancel()
+        startWatching()
+    }
+
+    /// Makes `contents` the known contents (`nil`: unknown, read the file next time), unless they
+    /// changed since `expected`, and signals the streams of the keys whose entry changed since
+    /// they were last signalled (all of them when that is not known, if `signallingIfUnknown`);
+    /// returns the new generation, or `nil` when nothing was replaced.
+    @discardableResult
+    func replaceEntries(
+        with contents: Contents?,
+        ifGeneration expected: UInt64? = nil,
+        signallingIfUnknown: Bool = true
+    ) -> UInt64? {
+        state.withLock { state in
+            if let expected, generation.load(ordering: .acquiring) != expected {
+                return nil
+            }
+            state.entries = contents?.entries
+            state.data = contents?.data
+            if let contents {
+                if signallingIfUnknown || state.signalled.isKnown {
+                    signalKeys(changedFrom: state.signalled, to: contents.entries)
+                }
+                state.signalled = .entries(contents.entries)
+            }
+            return generation.add(1, ordering: .releasing).newValue
+        }
+    }
+}
