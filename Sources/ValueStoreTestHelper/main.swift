@@ -24,6 +24,7 @@
 //                                                     throws `newerVersion`, or "saved N"
 //     ValueStoreTestHelper save-json PATH NUMBER      saves NUMBER as a JSON file, or removes
 //                                                     the file when NUMBER is "remove"
+//     ValueStoreTestHelper postgres MODE …            see Postgres.swift (PostgreSQL trait)
 
 import Foundation
 import Synchronization
@@ -222,6 +223,9 @@ case "settings-increment" where arguments.count == 5:
     try await settingsIncrement(url: URL(fileURLWithPath: arguments[2]), key: arguments[3], count: Int(arguments[4])!)
 case "stalled-migration" where arguments.count == 4:
     try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
+case "postgres" where arguments.count >= 4:
+    // Postgres.swift; compiled only with the PostgreSQL trait.
+    try await postgres(Array(arguments.dropFirst(2)))
 case "save-json" where arguments.count == 4:
     let store = ValueStore<Void, Int>.jsonFile(URL(fileURLWithPath: arguments[2]))
     if let number = Int(arguments[3]) {
