@@ -146,34 +146,32 @@ extension PostgresValueTable {
 
     /// Borrows a connection, waiting at most ``connectTimeout`` for it, and runs `operation` on
     /// it, classifying every failure as a ``ValueStoreError``.
+    ///
+    /// The wait is bounded here, not by the pool, which keeps a request queued while it retries
+    /// connecting (for up to a minute) and may not let go of it when cancelled. The lease runs in
+    /// a task of its own; once the wait is over, a connection that arrives later runs nothing.
     func connected<Result: Sendable>(
         step: PostgresStep,
         store: String,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let client = client
-        let leased = LeaseFlag()
         let timeout = connectTimeout
+        let attempt = LeaseAttempt<Result>()
         do {
-            return try await withThrowingTaskGroup(of: Optional<Result>.self) { group in
-                group.addTask {
-                    try await client.withConnection { connection in
-                        leased.value.store(true, ordering: .relaxed)
-                        return try await operation(connection)
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    attempt.start(continuation: continuation) {
+                        try await client.withConnection { connection in
+                            guard attempt.leased() else { throw LeaseTimeout() }
+                            return try await operation(connection)
+                        }
+                    } timer: {
+                        try await Task.sleep(for: timeout)
                     }
                 }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    guard leased.value.load(ordering: .relaxed) else { throw LeaseTimeout() }
-                    return nil
-                }
-                while let result = try await group.next() {
-                    if let result {
-                        group.cancelAll()
-                        return result
-                    }
-                }
-                throw CancellationError()
+            } onCancel: {
+                attempt.cancel()
             }
         } catch is LeaseTimeout {
             throw ValueStoreError(
@@ -182,7 +180,7 @@ extension PostgresValueTable {
                 underlyingError: PostgresFailure(sqlState: nil, message: "no connection within \(timeout)"))
         } catch is CancellationError {
             throw CancellationError()
-        } catch where !leased.value.load(ordering: .relaxed) && !(error is PSQLError) {
+        } catch  where !attempt.wasLeased && !(error is PSQLError) {
             // The pool's own errors: cancelled while waiting, shut down, or failing to connect.
             if Task.isCancelled {
                 throw CancellationError()
@@ -202,8 +200,112 @@ extension PostgresValueTable {
     }
 }
 
-private final class LeaseFlag: Sendable {
-    let value = Atomic<Bool>(false)
+/// One bounded wait for a connection: the lease and a timer race, and exactly one of them
+/// finishes the caller's continuation.
+private final class LeaseAttempt<Result: Sendable>: Sendable {
+    private enum Phase {
+        /// Waiting for a connection.
+        case waiting
+        /// A connection arrived in time: the operation runs, and its outcome is the answer.
+        case leased
+        /// The timer or the caller's cancellation came first: nothing runs any more.
+        case over
+    }
+
+    private struct State {
+        var phase = Phase.waiting
+        var continuation: CheckedContinuation<Result, any Error>?
+        var work: Task<Void, Never>?
+        var timer: Task<Void, Never>?
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Starts the lease and the timer; the first to finish resumes `continuation`.
+    func start(
+        continuation: CheckedContinuation<Result, any Error>,
+        lease: @escaping @Sendable () async throws -> Result,
+        timer: @escaping @Sendable () async throws -> Void
+    ) {
+        // The continuation first: the lease may finish before the tasks' handles are stored.
+        state.withLock { $0.continuation = continuation }
+        let work = Task {
+            do {
+                self.finish(.success(try await lease()))
+            } catch {
+                self.finish(.failure(error))
+            }
+        }
+        let clock = Task {
+            do {
+                try await timer()
+            } catch {
+                return  // cancelled: the lease finished first
+            }
+            self.expire()
+        }
+        let cancelled = state.withLock { state in
+            state.work = work
+            state.timer = clock
+            return state.cancelled
+        }
+        if cancelled {
+            cancel()
+        }
+    }
+
+    /// Called with the connection: whether the operation may still run.
+    func leased() -> Bool {
+        state.withLock { state in
+            guard state.phase == .waiting else { return false }
+            state.phase = .leased
+            return true
+        }
+    }
+
+    /// Whether a connection arrived in time.
+    var wasLeased: Bool {
+        state.withLock { $0.phase == .leased }
+    }
+
+    private func finish(_ result: Swift.Result<Result, any Error>) {
+        let (continuation, timer) = state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, state.timer)
+        }
+        timer?.cancel()
+        continuation?.resume(with: result)
+    }
+
+    private func expire() {
+        let expired: (CheckedContinuation<Result, any Error>?, Task<Void, Never>?)? = state.withLock { state in
+            guard state.phase == .waiting else { return nil }
+            state.phase = .over
+            defer { state.continuation = nil }
+            return (state.continuation, state.work)
+        }
+        guard let (continuation, work) = expired else { return }
+        work?.cancel()
+        continuation?.resume(throwing: LeaseTimeout())
+    }
+
+    /// The caller was cancelled: stop waiting, and cancel the operation if it runs.
+    func cancel() {
+        let (work, timer) = state.withLock { state in
+            state.cancelled = true
+            return (state.work, state.timer)
+        }
+        work?.cancel()
+        timer?.cancel()
+        let waiting: CheckedContinuation<Result, any Error>? = state.withLock { state in
+            guard state.phase == .waiting else { return nil }
+            state.phase = .over
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        waiting?.resume(throwing: CancellationError())
+    }
 }
 
 private struct LeaseTimeout: Error {}

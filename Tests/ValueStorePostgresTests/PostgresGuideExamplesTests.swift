@@ -25,7 +25,7 @@ extension PostgresTests {
 
                 #expect(try await flags.load() == Flags())
                 try await avatar.save(Data([0xFF]))
-                try await profiles.save(Profile(name: "Alice"), "alice")
+                _ = try await profiles.save(Profile(name: "Alice"), "alice")
                 #expect(try await profiles.load("alice").name == "Alice")
             }
         }
@@ -68,12 +68,13 @@ extension PostgresTests {
         }
 
         @Test func anUnreachableServerIsUnavailableInBoundedTimeNeverHiddenByADefault() async throws {
-            var configuration = try PostgresServer.configuration()
-            configuration.port = 1  // nothing listens there: every connection is refused
+            // Nothing listens on port 1: every connection is refused.
+            var configuration = try PostgresServer.configuration(port: 1)
             configuration.options.connectTimeout = .seconds(1)
             try await PostgresServer.withClient(configuration: configuration) { client in
-                var table = try PostgresValueTable(client: client)
-                table.connectTimeout = .seconds(1)
+                var configured = try PostgresValueTable(client: client)
+                configured.connectTimeout = .seconds(1)
+                let table = configured
                 let flags = table.store("flags", as: Flags.self)
                 for operation in [
                     { _ = try await flags.load() },

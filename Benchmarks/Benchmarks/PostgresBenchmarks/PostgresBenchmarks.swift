@@ -91,12 +91,13 @@ let benchmarks: @Sendable () -> Void = {
         let encoder = JSONEncoder()
         for _ in benchmark.scaledIterations {
             let value = try encoder.encode(Flags())
-            try await client.query(
+            let rows = try await client.query(
                 """
                 INSERT INTO \(unescaped: table.name) (key, value, version) VALUES (\("flags"), \(value), 1)
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = \(unescaped: table.name).version + 1
                 """
-            ).drain()
+            )
+            for try await _ in rows {}
         }
     } setup: {
         try await table()
@@ -186,9 +187,10 @@ let benchmarks: @Sendable () -> Void = {
         }
         flags.limit += 1
         let value = try JSONEncoder().encode(flags)
-        try await connection.query(
+        let updated = try await connection.query(
             "UPDATE \(unescaped: table) SET value = \(value), version = version + 1 WHERE key = \("flags")",
             logger: logger
-        ).drain()
+        )
+        for try await _ in updated {}
     }
 }

@@ -16,8 +16,16 @@ enum PostgresServer {
     }
 
     /// The client configuration from `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`.
+    /// - Parameters:
+    ///   - environment: Where to read the variables.
+    ///   - port: A port to use instead of `PGPORT`, such as one nothing listens on.
+    ///   - password: A password to use instead of `PGPASSWORD`.
+    /// - Returns: The configuration of a client for the server.
+    /// - Throws: `Missing`, naming `pg_virtualenv`, when the variables are not set.
     static func configuration(
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        port: Int? = nil,
+        password: String? = nil
     ) throws -> PostgresClient.Configuration {
         guard let host = environment["PGHOST"], let user = environment["PGUSER"] else {
             throw Missing(
@@ -28,9 +36,9 @@ enum PostgresServer {
         }
         var configuration = PostgresClient.Configuration(
             host: host,
-            port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
+            port: port ?? environment["PGPORT"].flatMap(Int.init) ?? 5432,
             username: user,
-            password: environment["PGPASSWORD"],
+            password: password ?? environment["PGPASSWORD"],
             database: environment["PGDATABASE"],
             tls: .disable
         )
@@ -66,7 +74,7 @@ enum PostgresServer {
 
     /// A fresh table name, so every test has its own table.
     static func scratchName() -> String {
-        "test_\(UInt64.random(in: 0...UInt64.max), radix: 36)"
+        "test_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 
     /// A created table with a fresh name.
@@ -78,7 +86,7 @@ enum PostgresServer {
 
     /// Runs raw SQL, returning nothing.
     static func execute(_ client: PostgresClient, _ sql: PostgresQuery) async throws {
-        try await client.query(sql).drain()
+        for try await _ in try await client.query(sql) {}
     }
 
     /// Runs raw SQL that returns one integer.
@@ -91,10 +99,10 @@ enum PostgresServer {
     }
 
     /// The cluster `pg_virtualenv` made, as `pg_ctlcluster` names it: version and name.
-    static func cluster() throws -> (version: String, name: String) {
+    static func cluster() async throws -> (version: String, name: String) {
         let environment = ProcessInfo.processInfo.environment
         let port = environment["PGPORT"] ?? "5432"
-        let listing = try run("/usr/bin/pg_lsclusters", "--no-header")
+        let listing = try await run("/usr/bin/pg_lsclusters", "--no-header")
         for line in listing.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             if fields.count >= 3, fields[2] == port {
@@ -105,27 +113,59 @@ enum PostgresServer {
     }
 
     /// Restarts the server at once, as a crash would (`pg_ctlcluster … restart -m immediate`).
-    static func restartImmediately() throws {
-        let (version, name) = try cluster()
-        _ = try run("/usr/bin/pg_ctlcluster", version, name, "restart", "-m", "immediate")
+    ///
+    /// Through perl, which unblocks every signal first: a child of `Process` inherits the
+    /// spawning thread's blocked signals, and a postmaster started with them blocked never
+    /// finishes starting.
+    static func restartImmediately() async throws {
+        let (version, name) = try await cluster()
+        try await run(
+            "/usr/bin/perl", "-MPOSIX", "-e",
+            "sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die; exec @ARGV or die", "--",
+            "/usr/bin/pg_ctlcluster", version, name, "restart", "-m", "immediate")
     }
 
+    /// Runs a command and returns what it printed. The output goes to a file, not a pipe: a
+    /// server the command starts keeps its output open, and a pipe would never end.
     @discardableResult
-    static func run(_ executable: String, _ arguments: String...) throws -> String {
+    static func run(_ executable: String, _ arguments: String...) async throws -> String {
+        let log = FileManager.default.temporaryDirectory.appending(path: "pg-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: log.path(percentEncoded: false), contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let output = try FileHandle(forWritingTo: log)
+        defer { try? output.close() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        let output = Pipe()
         process.standardOutput = output
         process.standardError = output
+        process.standardInput = FileHandle.nullDevice
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
+        let status = await exitStatus(of: process)
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        guard status == 0 else {
             throw Missing(description: "\(executable) \(arguments.joined(separator: " ")) failed: \(text)")
         }
         return text
+    }
+}
+
+/// Waits for `process` to exit, reaping it here: Foundation does not always reap a child whose
+/// own child (a server) lives on, and its termination handler then never runs.
+func exitStatus(of process: Process) async -> Int32 {
+    let pid = process.processIdentifier
+    while true {
+        var status: Int32 = 0
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == pid {
+            return (status >> 8) & 0xFF
+        }
+        if reaped == -1 {
+            // Foundation reaped it first.
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        try? await Task.sleep(for: .milliseconds(20))
     }
 }
 
