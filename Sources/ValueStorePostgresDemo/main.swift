@@ -14,9 +14,14 @@ import PostgresNIO
 import ValueStore
 import ValueStorePostgres
 
+/// Prints a line at once, so the two processes' lines interleave in the order they happen.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 let environment = ProcessInfo.processInfo.environment
 guard let host = environment["PGHOST"], let user = environment["PGUSER"] else {
-    print("No server: run `pg_virtualenv swift run --traits PostgreSQL ValueStorePostgresDemo`.")
+    say("No server: run `pg_virtualenv swift run --traits PostgreSQL ValueStorePostgresDemo`.")
     exit(1)
 }
 let configuration = PostgresClient.Configuration(
@@ -45,7 +50,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         try await greeting.save("Hello from the \(me)")
         for _ in 1...3 {
             let count = try await visits.update { $0 += 1 }
-            print("  \(me): visits is now \(count)")
+            say("  \(me): visits is now \(count)")
         }
         return
     }
@@ -53,7 +58,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     try await table.createIfNeeded()
     try await greeting.remove()
     try await visits.remove()
-    print("\(me) watches 'greeting' and starts the other machine")
+    say("\(me) watches 'greeting' and starts the other machine")
     var changes = greeting.changes().makeAsyncIterator()
     _ = await changes.next()  // absent, for now
 
@@ -62,11 +67,14 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     other.arguments = ["other-machine"]
     try other.run()
 
-    if case .value(let text)? = await changes.next() {
-        print("\(me) saw greeting change to: \(text)")
+    while let state = await changes.next() {
+        if case .value(let text) = state {
+            say("\(me) saw the greeting change to: \(text)")
+            break
+        }
     }
     other.waitUntilExit()
-    print("\(me) loads visits: \(try await visits.load())")
+    say("\(me) loads visits: \(try await visits.load())")
 }
 #else
 print("Built without the PostgreSQL trait: `pg_virtualenv swift run --traits PostgreSQL ValueStorePostgresDemo`.")
