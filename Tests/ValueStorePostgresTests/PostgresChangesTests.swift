@@ -26,7 +26,7 @@ extension PostgresTests {
             }
         }
 
-        @Test func aKeyedStoreSignalsOnlyItsKey() async throws {
+        @Test func aKeyedStoreFollowsTheKeyItsEnvironmentNames() async throws {
             try await PostgresServer.withTwoClients { first, second in
                 let name = PostgresServer.scratchName()
                 let here = try PostgresValueTable(client: first, name: name)

@@ -263,7 +263,7 @@ extension PostgresTests {
             }
         }
 
-        @Test func replacingAndCopyMoveValuesIntoTheTable() async throws {
+        @Test func replacingCopyAndMoveWorkOverTheTable() async throws {
             try await PostgresServer.withClient { client in
                 let table = try await PostgresServer.scratchTable(client)
                 let old = ValueStore<Void, Int>.inMemory(7)
@@ -271,6 +271,12 @@ extension PostgresTests {
                 #expect(try await shared.load() == 7)
                 #expect(try await shared.update { $0 += 1 } == 8)
                 #expect(try await table.store("count", as: Int.self).load() == 8)
+
+                let local = ValueStore<Void, Int>.inMemory(3)
+                #expect(try await local.copy(to: table.store("copied", as: Int.self)) == 3)
+                #expect(try await table.store("copied", as: Int.self).load() == 3)
+                #expect(try await table.store("copied", as: Int.self).move(to: local) == 3)
+                await #expect(throws: ValueStoreError.notFound) { try await table.store("copied", as: Int.self).load() }
             }
         }
 
