@@ -32,7 +32,7 @@ extension Benchmark.Configuration {
 
     /// Warm cache loads: nanoseconds.
     static var memory: Self {
-        Self(metrics: [.wallClock], warmupIterations: 1_000, maxDuration: .seconds(2), scalingFactor: .kilo)
+        Self(metrics: [.wallClock], warmupIterations: 1_000, scalingFactor: .kilo, maxDuration: .seconds(2))
     }
 }
 
