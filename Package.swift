@@ -40,9 +40,21 @@ let package = Package(
     products: [
         .library(name: "ValueStore", targets: ["ValueStore"]),
         .library(name: "ValueStoreTesting", targets: ["ValueStoreTesting"]),
+        // PostgreSQL: compiles to an empty module unless the `PostgreSQL` trait is on.
+        .library(name: "ValueStorePostgres", targets: ["ValueStorePostgres"]),
+    ],
+    // Optional integrations, each off by default so the default graph stays small.
+    traits: [
+        .trait(
+            name: "PostgreSQL",
+            description: "Stores shared across machines in a PostgreSQL table (ValueStorePostgres), "
+                + "through vapor/postgres-nio."
+        )
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0")
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        // Resolved only by a dependent that enables the `PostgreSQL` trait.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     ],
     targets: [
         .target(
@@ -56,15 +68,54 @@ let package = Package(
         ),
         .target(name: "ValueStoreTesting", dependencies: ["ValueStore"], swiftSettings: strictness),
         .executableTarget(name: "ValueStoreDemo", dependencies: ["ValueStore"], swiftSettings: strictness),
+        // PostgreSQL-backed stores: code inside `#if PostgreSQL`, postgres-nio only under the trait.
+        .target(
+            name: "ValueStorePostgres",
+            dependencies: [
+                "ValueStore",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            swiftSettings: strictness
+        ),
+        // Two processes sharing a value through PostgreSQL (README, "Sharing values across machines").
+        .executableTarget(
+            name: "ValueStorePostgresDemo",
+            dependencies: [
+                "ValueStore",
+                .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            swiftSettings: strictness
+        ),
         // Writes and updates files from separate processes for the crash and multi-process tests;
         // the test target depends on it so `swift test` builds it.
-        .executableTarget(name: "ValueStoreTestHelper", dependencies: ["ValueStore"], swiftSettings: strictness),
+        .executableTarget(
+            name: "ValueStoreTestHelper",
+            dependencies: [
+                "ValueStore",
+                // Its `postgres` modes, for the PostgreSQL tests.
+                .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            swiftSettings: strictness
+        ),
         .testTarget(
             name: "ValueStoreTests",
             dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestHelper"],
             // What each shipped schema version stored, read through `Bundle.module` by the
             // versioning tests; see Documentation/Versioning.md.
             resources: [.copy("Versioning/Fixtures")],
+            swiftSettings: strictness
+        ),
+        // Runs against a real server, under `pg_virtualenv`, with the `PostgreSQL` trait; compiles
+        // to nothing without it.
+        .testTarget(
+            name: "ValueStorePostgresTests",
+            dependencies: [
+                "ValueStore", "ValueStoreTesting", "ValueStoreTestHelper",
+                .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
             swiftSettings: strictness
         ),
         // Code written against swift-valuestore 0.1's names, which builds with deprecation

@@ -12,7 +12,10 @@ let package = Package(
     name: "ValueStoreBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        // With the PostgreSQL trait, for PostgresBenchmarks and PostgresLatency (run them under
+        // pg_virtualenv); the other targets use only ValueStore.
+        .package(path: "..", traits: ["PostgreSQL"]),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         // The raw seal the encrypted store is judged against; CryptoKit on Apple platforms.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
@@ -45,6 +48,27 @@ let package = Package(
             ],
             path: "Benchmarks/ObservationBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "PostgresBenchmarks",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "ValueStorePostgres", package: library),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/PostgresBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Cross-process delivery over PostgreSQL, by clock, as ObservationLatency.
+        .executableTarget(
+            name: "PostgresLatency",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "ValueStorePostgres", package: library),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Latency/PostgresLatency"
         ),
         // Not a package-benchmark suite: it measures latency between two processes, by clock. It
         // lives outside Benchmarks/, where the benchmark plugin would run it as a suite.

@@ -90,6 +90,29 @@ public struct ValueStoreError: Error, Sendable {
         /// }
         /// ```
         public static let nestedWrite = Self("nestedWrite")
+        /// The store's server could not be reached: the connection was refused or timed out, or
+        /// the server is a read-only standby. The operation did not happen; trying again later
+        /// may succeed.
+        ///
+        /// ```swift
+        /// catch let error as ValueStoreError where error.code == .unavailable {
+        ///     showOfflineBanner()
+        /// }
+        /// ```
+        ///
+        /// Never ``notFound``, so ``ValueStore/default(_:)`` and ``StoredValue`` never hide it.
+        public static let unavailable = Self("unavailable")
+        /// The connection was lost after the write was sent to the server: it may or may not have
+        /// happened. Load the value again to find out.
+        ///
+        /// ```swift
+        /// catch let error as ValueStoreError where error.code == .outcomeUnknown {
+        ///     current = try await flags.load()
+        /// }
+        /// ```
+        ///
+        /// Never ``notFound``, so ``ValueStore/default(_:)`` and ``StoredValue`` never hide it.
+        public static let outcomeUnknown = Self("outcomeUnknown")
     }
 
     /// What kind of failure happened.
@@ -213,6 +236,8 @@ extension ValueStoreError: CustomStringConvertible, CustomDebugStringConvertible
         case .invalidConfiguration: "The store is misconfigured"
         case .unimplemented: "The operation is unimplemented"
         case .nestedWrite: "A write was nested inside an update of the same file"
+        case .unavailable: "The store's server is unavailable"
+        case .outcomeUnknown: "The write's outcome is unknown"
         default: "The store failed (\(code))"
         }
     }

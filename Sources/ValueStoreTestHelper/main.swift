@@ -34,6 +34,7 @@
 //     ValueStoreTestHelper move-each-line FROM TO     for each line on standard input, moves
 //                                                     FROM's JSON number to TO and prints it,
 //                                                     or "notFound"
+//     ValueStoreTestHelper postgres MODE …            see Postgres.swift (PostgreSQL trait)
 
 import Foundation
 import Synchronization
@@ -273,6 +274,9 @@ case "stalled-migration" where arguments.count == 4:
     try await stalledMigration(old: URL(fileURLWithPath: arguments[2]), new: URL(fileURLWithPath: arguments[3]))
 case "move-each-line" where arguments.count == 4:
     try await moveOnEachLine(from: URL(fileURLWithPath: arguments[2]), to: URL(fileURLWithPath: arguments[3]))
+case "postgres" where arguments.count >= 4:
+    // Postgres.swift; compiled only with the PostgreSQL trait.
+    try await postgres(Array(arguments.dropFirst(2)))
 case "save-json" where arguments.count == 4:
     let store = ValueStore<Void, Int>.jsonFile(URL(fileURLWithPath: arguments[2]))
     if let number = Int(arguments[3]) {

@@ -6,8 +6,11 @@ public import Synchronization
 /// Each stream buffers only the newest signal, so a slow consumer loads once for a burst of
 /// changes and still ends with the newest state. A stream leaves when its consumer stops
 /// iterating. `signal()` costs one atomic load while nobody listens.
+///
+/// `package`: the PostgreSQL store (`ValueStorePostgres`) feeds its notifications into the same
+/// engine.
 @usableFromInline
-final class ChangeBroadcaster: Sendable {
+package final class ChangeBroadcaster: Sendable {
     private struct Subscriber {
         let continuation: AsyncStream<Void>.Continuation
         /// The writer whose own writes this stream does not want (see ``ChangeOrigin``).
@@ -23,17 +26,17 @@ final class ChangeBroadcaster: Sendable {
     @usableFromInline let count = Atomic<Int>(0)
 
     @usableFromInline
-    init() {}
+    package init() {}
 
     /// How many streams are listening.
-    var subscriberCount: Int { count.load(ordering: .relaxed) }
+    package var subscriberCount: Int { count.load(ordering: .relaxed) }
 
     /// A new stream of signals, until its consumer stops iterating.
     ///
     /// A stream started while ``ChangeOrigin/writer`` is set does not receive the signals of
     /// writes made under the same writer.
     @usableFromInline
-    func signals(onTermination: (@Sendable () -> Void)? = nil) -> AsyncStream<Void> {
+    package func signals(onTermination: (@Sendable () -> Void)? = nil) -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let origin = ChangeOrigin.writer
         let id = state.withLock { state in
@@ -59,7 +62,7 @@ final class ChangeBroadcaster: Sendable {
 
     /// Signals every stream, except those started by the current writer.
     @inlinable
-    func signal() {
+    package func signal() {
         guard count.load(ordering: .relaxed) > 0 else { return }
         signalListeners()
     }
@@ -76,7 +79,7 @@ final class ChangeBroadcaster: Sendable {
     }
 
     /// Signals every stream, whoever wrote: for changes made outside this process.
-    func signalAll() {
+    package func signalAll() {
         guard count.load(ordering: .relaxed) > 0 else { return }
         state.withLock { state in
             for subscriber in state.subscribers.values {

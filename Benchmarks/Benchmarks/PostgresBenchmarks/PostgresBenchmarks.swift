@@ -1,0 +1,196 @@
+import Benchmark
+import Foundation
+import PostgresNIO
+import ValueStore
+import ValueStorePostgres
+
+// The PostgreSQL store against the same work written by hand with postgres-nio, on the same
+// client and the same table shape (see targets.txt). A floor is named after its row so the two
+// run one right after the other. Run under pg_virtualenv, which makes a throwaway server:
+//
+//     cd Benchmarks && pg_virtualenv ./ratios.sh --target PostgresBenchmarks
+//
+// Without the server variables the target registers nothing.
+
+/// The value every row reads and writes: a few flags, about 100 bytes of JSON.
+struct Flags: Codable, Equatable, Sendable {
+    var newCheckout = true
+    var banner = "Spring sale: 20% off everything"
+    var limit = 42
+}
+
+extension Benchmark.Configuration {
+    /// Each sample is one operation: a round trip or two on loopback, tens of microseconds.
+    static var roundTrips: Self {
+        Self(metrics: [.wallClock], warmupIterations: 20, maxDuration: .seconds(3), maxIterations: 5_000)
+    }
+
+    /// Each sample is eight tasks updating one key once each.
+    static var contended: Self {
+        Self(metrics: [.wallClock], warmupIterations: 5, maxDuration: .seconds(3), maxIterations: 1_000)
+    }
+
+    /// Warm cache loads: nanoseconds.
+    static var memory: Self {
+        Self(metrics: [.wallClock], warmupIterations: 1_000, scalingFactor: .kilo, maxDuration: .seconds(2))
+    }
+}
+
+/// One running client for the process; each benchmark runs in a process of its own.
+let client: PostgresClient? = {
+    let environment = ProcessInfo.processInfo.environment
+    guard let host = environment["PGHOST"], let user = environment["PGUSER"] else { return nil }
+    let client = PostgresClient(
+        configuration: .init(
+            host: host, port: environment["PGPORT"].flatMap(Int.init) ?? 5432, username: user,
+            password: environment["PGPASSWORD"], database: environment["PGDATABASE"], tls: .disable),
+        backgroundLogger: Logger(label: "benchmarks"))
+    Task.detached { await client.run() }
+    return client
+}()
+
+let logger = Logger(label: "benchmarks")
+
+let benchmarks: @Sendable () -> Void = {
+    guard let client else {
+        print("PostgresBenchmarks: no PGHOST and PGUSER; run under pg_virtualenv to measure.")
+        return
+    }
+    Benchmark.defaultConfiguration = .roundTrips
+
+    /// A fresh table with one stored value, for each benchmark.
+    func table() async throws -> PostgresValueTable {
+        let table = try PostgresValueTable(client: client, name: "bench_\(UInt32.random(in: 0...UInt32.max))")
+        try await table.createIfNeeded()
+        try await table.store("flags", as: Flags.self).save(Flags())
+        return table
+    }
+
+    Benchmark("postgres: load, floor: SELECT + decode") { benchmark, table in
+        let decoder = JSONDecoder()
+        for _ in benchmark.scaledIterations {
+            let rows = try await client.query("SELECT value FROM \(unescaped: table.name) WHERE key = \("flags")")
+            for try await value in rows.decode(Data.self) {
+                blackHole(try decoder.decode(Flags.self, from: value))
+            }
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres: load") { benchmark, table in
+        let flags = table.store("flags", as: Flags.self)
+        for _ in benchmark.scaledIterations {
+            blackHole(try await flags.load())
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres: save, floor: encode + upsert") { benchmark, table in
+        let encoder = JSONEncoder()
+        for _ in benchmark.scaledIterations {
+            let value = try encoder.encode(Flags())
+            let rows = try await client.query(
+                """
+                INSERT INTO \(unescaped: table.name) (key, value, version) VALUES (\("flags"), \(value), 1)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = \(unescaped: table.name).version + 1
+                """
+            )
+            for try await _ in rows {}
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres: save") { benchmark, table in
+        let flags = table.store("flags", as: Flags.self)
+        for _ in benchmark.scaledIterations {
+            blackHole(try await flags.save(Flags()))
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres: update, floor: SELECT FOR UPDATE + UPDATE") { benchmark, table in
+        for _ in benchmark.scaledIterations {
+            try await lockingUpdate(client, table: table.name)
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres: update") { benchmark, table in
+        let flags = table.store("flags", as: Flags.self)
+        for _ in benchmark.scaledIterations {
+            blackHole(try await flags.update { $0.limit += 1 })
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres: update, 8 tasks, floor: SELECT FOR UPDATE + UPDATE", configuration: .contended) {
+        benchmark, table in
+        for _ in benchmark.scaledIterations {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try await lockingUpdate(client, table: table.name) }
+                }
+                try await group.waitForAll()
+            }
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres: update, 8 tasks", configuration: .contended) { benchmark, table in
+        let flags = table.store("flags", as: Flags.self)
+        for _ in benchmark.scaledIterations {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { _ = try await flags.update { $0.limit += 1 } }
+                }
+                try await group.waitForAll()
+            }
+        }
+    } setup: {
+        try await table()
+    }
+
+    Benchmark("postgres cached(): warm load, floor: inMemory load", configuration: .memory) { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    } setup: {
+        ValueStore<Void, Flags>.inMemory(Flags())
+    }
+
+    Benchmark("postgres cached(): warm load", configuration: .memory) { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    } setup: {
+        let cached = try await table().store("flags", as: Flags.self).cached()
+        _ = try await cached.load()
+        return cached
+    }
+}
+
+/// The floor's update: a transaction that locks the row, decodes, changes, encodes and writes.
+@Sendable func lockingUpdate(_ client: PostgresClient, table: String) async throws {
+    try await client.withTransaction(logger: logger) { connection in
+        let rows = try await connection.query(
+            "SELECT value FROM \(unescaped: table) WHERE key = \("flags") FOR UPDATE", logger: logger)
+        var flags = Flags()
+        for try await value in rows.decode(Data.self) {
+            flags = try JSONDecoder().decode(Flags.self, from: value)
+        }
+        flags.limit += 1
+        let value = try JSONEncoder().encode(flags)
+        let updated = try await connection.query(
+            "UPDATE \(unescaped: table) SET value = \(value), version = version + 1 WHERE key = \("flags")",
+            logger: logger
+        )
+        for try await _ in updated {}
+    }
+}

@@ -1,0 +1,319 @@
+#if PostgreSQL
+import Foundation
+import PostgresNIO
+import Synchronization
+import ValueStore
+
+// The statements behind every store of a table. Keys and values are always bind parameters; the
+// table name is validated and quoted by `PostgresTableName`. Each write is one statement that
+// sets `synchronous_commit` for its own transaction, writes, and notifies: one round trip, and
+// the notification is delivered at commit and never for a rollback.
+extension PostgresValueTable {
+    func load(_ key: String) async throws -> Data {
+        let store = label(key)
+        let statement: PostgresQuery = "SELECT value FROM \(unescaped: table.quoted) WHERE key = \(key)"
+        let value: Data? = try await connected(step: .read, store: store) { connection in
+            let rows = try await connection.query(statement, logger: Self.logger)
+            var value: Data?
+            for try await row in rows {
+                value = try row.decode(Data.self)
+            }
+            return value
+        }
+        guard let value else { throw ValueStoreError(.notFound, store: store) }
+        return value
+    }
+
+    func save(_ value: Data, for key: String) async throws {
+        let identifier = PostgresKey.identifier(key)
+        let statement: PostgresQuery = """
+            WITH durable AS (SELECT set_config('synchronous_commit', 'on', true)),
+            written AS (
+                INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version) VALUES (\(key), \(ByteBuffer(bytes: value)), 1)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1, updated_at = now()
+                RETURNING stored.version
+            )
+            SELECT written.version FROM written CROSS JOIN durable,
+                LATERAL (SELECT pg_notify(\(table.channel), written.version || ' ' || \(writer) || ' ' || \(identifier))) AS notified
+            """
+        try await write(statement, store: label(key), keys: [identifier])
+    }
+
+    func remove(_ key: String) async throws {
+        let identifier = PostgresKey.identifier(key)
+        let statement: PostgresQuery = """
+            WITH durable AS (SELECT set_config('synchronous_commit', 'on', true)),
+            removed AS (DELETE FROM \(unescaped: table.quoted) WHERE key = \(key) RETURNING version + 1 AS version)
+            SELECT removed.version FROM removed CROSS JOIN durable,
+                LATERAL (SELECT pg_notify(\(table.channel), removed.version || ' ' || \(writer) || ' ' || \(identifier))) AS notified
+            """
+        try await write(statement, store: label(key), keys: [identifier])
+    }
+
+    /// Reads the value and its version, runs `body` with nothing locked and no transaction open,
+    /// and writes only if the version is still the one read; otherwise it starts again.
+    func update(
+        _ key: String,
+        _ body: (_ value: inout Data?) async throws -> Void
+    ) async throws -> Data? {
+        let store = label(key)
+        let identifier = PostgresKey.identifier(key)
+        let read: PostgresQuery = "SELECT value, version FROM \(unescaped: table.quoted) WHERE key = \(key)"
+        while true {
+            let current: (value: Data, version: Int64)? = try await connected(step: .read, store: store) {
+                connection in
+                var current: (Data, Int64)?
+                for try await row in try await connection.query(read, logger: Self.logger) {
+                    current = try row.decode((Data, Int64).self)
+                }
+                return current
+            }
+            var value = current?.value
+            try await body(&value)
+            // A task cancelled while the body ran writes nothing.
+            try Task.checkCancellation()
+            let statement: PostgresQuery
+            switch (current, value) {
+            case (nil, nil):
+                return nil
+            case (nil, let new?):
+                statement = """
+                    WITH durable AS (SELECT set_config('synchronous_commit', 'on', true)),
+                    written AS (
+                        INSERT INTO \(unescaped: table.quoted) (key, value, version) VALUES (\(key), \(ByteBuffer(bytes: new)), 1)
+                        ON CONFLICT (key) DO NOTHING RETURNING version
+                    )
+                    SELECT written.version FROM written CROSS JOIN durable,
+                        LATERAL (SELECT pg_notify(\(table.channel), written.version || ' ' || \(writer) || ' ' || \(identifier))) AS notified
+                    """
+            case (let old?, nil):
+                statement = """
+                    WITH durable AS (SELECT set_config('synchronous_commit', 'on', true)),
+                    removed AS (
+                        DELETE FROM \(unescaped: table.quoted) WHERE key = \(key) AND version = \(old.version)
+                        RETURNING version + 1 AS version
+                    )
+                    SELECT removed.version FROM removed CROSS JOIN durable,
+                        LATERAL (SELECT pg_notify(\(table.channel), removed.version || ' ' || \(writer) || ' ' || \(identifier))) AS notified
+                    """
+            case (let old?, let new?):
+                statement = """
+                    WITH durable AS (SELECT set_config('synchronous_commit', 'on', true)),
+                    written AS (
+                        UPDATE \(unescaped: table.quoted) SET value = \(ByteBuffer(bytes: new)), version = version + 1, updated_at = now()
+                        WHERE key = \(key) AND version = \(old.version)
+                        RETURNING version
+                    )
+                    SELECT written.version FROM written CROSS JOIN durable,
+                        LATERAL (SELECT pg_notify(\(table.channel), written.version || ' ' || \(writer) || ' ' || \(identifier))) AS notified
+                    """
+            }
+            do {
+                if try await write(statement, store: store, keys: [identifier]) {
+                    return value
+                }
+                // Another writer changed the row since it was read: read it again.
+            } catch let error as ValueStoreError where (error.underlyingError as? PostgresFailure)?.isRetryable == true
+            {
+                // A serialization failure or deadlock rolled the write back: read again.
+            }
+        }
+    }
+
+    /// Runs a write statement and signals this process's streams of `keys`; returns whether it
+    /// changed a row.
+    @discardableResult
+    func write(_ statement: PostgresQuery, store: String, keys: [String]) async throws -> Bool {
+        let changed: Bool
+        do {
+            changed = try await connected(step: .write, store: store) { connection in
+                var changed = false
+                for try await _ in try await connection.query(statement, logger: Self.logger) {
+                    changed = true
+                }
+                return changed
+            }
+        } catch let error as ValueStoreError where error.code == .outcomeUnknown {
+            // It may have happened: observers reload, which costs one load if it did not.
+            PostgresChanges.shared.didWrite(client: client, table: table, keys: keys)
+            throw error
+        }
+        if changed {
+            PostgresChanges.shared.didWrite(client: client, table: table, keys: keys)
+        }
+        return changed
+    }
+
+    /// Borrows a connection, waiting at most ``connectTimeout`` for it, and runs `operation` on
+    /// it, classifying every failure as a ``ValueStoreError``.
+    ///
+    /// The wait is bounded here, not by the pool, which keeps a request queued while it retries
+    /// connecting (for up to a minute) and may not let go of it when cancelled. The lease runs in
+    /// a task of its own; once the wait is over, a connection that arrives later runs nothing.
+    func connected<Result: Sendable>(
+        step: PostgresStep,
+        store: String,
+        _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let client = client
+        let timeout = connectTimeout
+        let attempt = LeaseAttempt<Result>()
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    attempt.start(continuation: continuation) {
+                        try await client.withConnection { connection in
+                            guard attempt.leased() else { throw LeaseTimeout() }
+                            return try await operation(connection)
+                        }
+                    } timer: {
+                        try await Task.sleep(for: timeout)
+                    }
+                }
+            } onCancel: {
+                attempt.cancel()
+            }
+        } catch is LeaseTimeout {
+            throw ValueStoreError(
+                .unavailable, store: store,
+                reason: "could not connect to the server within \(timeout)",
+                underlyingError: PostgresFailure(sqlState: nil, message: "no connection within \(timeout)"))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch  where !attempt.wasLeased && !(error is PSQLError) {
+            // The pool's own errors: cancelled while waiting, shut down, or failing to connect.
+            if Task.isCancelled {
+                throw CancellationError()
+            }
+            throw ValueStoreError(
+                .unavailable, store: store,
+                reason: "could not get a connection from the PostgresClient (is it running?)",
+                underlyingError: PostgresFailure(sqlState: nil, message: "\(error)"))
+        } catch {
+            throw ValueStoreError(postgres: error, step: step, table: table, store: store)
+        }
+    }
+
+    /// What a key's store is called in errors: `PostgreSQL table 'app_values', key 'flags'`.
+    func label(_ key: String) -> String {
+        "\(label), key '\(key)'"
+    }
+}
+
+/// One bounded wait for a connection: the lease and a timer race, and exactly one of them
+/// finishes the caller's continuation.
+private final class LeaseAttempt<Result: Sendable>: Sendable {
+    private enum Phase {
+        /// Waiting for a connection.
+        case waiting
+        /// A connection arrived in time: the operation runs, and its outcome is the answer.
+        case leased
+        /// The timer or the caller's cancellation came first: nothing runs any more.
+        case over
+    }
+
+    private struct State {
+        var phase = Phase.waiting
+        var continuation: CheckedContinuation<Result, any Error>?
+        var work: Task<Void, Never>?
+        var timer: Task<Void, Never>?
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Starts the lease and the timer; the first to finish resumes `continuation`.
+    func start(
+        continuation: CheckedContinuation<Result, any Error>,
+        lease: @escaping @Sendable () async throws -> Result,
+        timer: @escaping @Sendable () async throws -> Void
+    ) {
+        // The continuation first: the lease may finish before the tasks' handles are stored.
+        state.withLock { $0.continuation = continuation }
+        let work = Task {
+            do {
+                self.finish(.success(try await lease()))
+            } catch {
+                self.finish(.failure(error))
+            }
+        }
+        let clock = Task {
+            do {
+                try await timer()
+            } catch {
+                return  // cancelled: the lease finished first
+            }
+            self.expire()
+        }
+        let cancelled = state.withLock { state in
+            state.work = work
+            state.timer = clock
+            return state.cancelled
+        }
+        if cancelled {
+            cancel()
+        }
+    }
+
+    /// Called with the connection: whether the operation may still run.
+    func leased() -> Bool {
+        state.withLock { state in
+            guard state.phase == .waiting else { return false }
+            state.phase = .leased
+            return true
+        }
+    }
+
+    /// Whether a connection arrived in time.
+    var wasLeased: Bool {
+        state.withLock { $0.phase == .leased }
+    }
+
+    private func finish(_ result: Swift.Result<Result, any Error>) {
+        let (continuation, timer) = state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, state.timer)
+        }
+        timer?.cancel()
+        continuation?.resume(with: result)
+    }
+
+    private func expire() {
+        let expired: (CheckedContinuation<Result, any Error>?, Task<Void, Never>?)? = state.withLock { state in
+            guard state.phase == .waiting else { return nil }
+            state.phase = .over
+            defer { state.continuation = nil }
+            return (state.continuation, state.work)
+        }
+        guard let (continuation, work) = expired else { return }
+        work?.cancel()
+        continuation?.resume(throwing: LeaseTimeout())
+    }
+
+    /// The caller was cancelled: stop waiting, and cancel the operation if it runs.
+    func cancel() {
+        let (work, timer) = state.withLock { state in
+            state.cancelled = true
+            return (state.work, state.timer)
+        }
+        work?.cancel()
+        timer?.cancel()
+        let waiting: CheckedContinuation<Result, any Error>? = state.withLock { state in
+            guard state.phase == .waiting else { return nil }
+            state.phase = .over
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        waiting?.resume(throwing: CancellationError())
+    }
+}
+
+private struct LeaseTimeout: Error {}
+
+extension PostgresFailure {
+    /// A serialization failure or a deadlock: the write rolled back and may be tried again.
+    var isRetryable: Bool {
+        sqlState == "40001" || sqlState == "40P01"
+    }
+}
+#endif

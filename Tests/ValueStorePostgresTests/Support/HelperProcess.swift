@@ -1,0 +1,70 @@
+import Foundation
+
+/// Runs the package's `ValueStoreTestHelper` executable, which `swift test` builds beside the
+/// test bundle.
+struct HelperProcess {
+    let process = Process()
+    private let output = Pipe()
+    private let input = Pipe()
+
+    init(_ arguments: String...) throws {
+        process.executableURL = try Self.executable()
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+    }
+
+    /// Reads the next line the process prints, without the newline; `nil` once it closed its
+    /// output. Reads byte by byte, so nothing after the line is consumed.
+    @concurrent func nextLine() async -> String? {
+        var line = Data()
+        while true {
+            guard let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first else {
+                return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
+            }
+            if first == UInt8(ascii: "\n") {
+                return String(decoding: line, as: UTF8.self)
+            }
+            line.append(first)
+        }
+    }
+
+    /// Writes `line` and a newline to the process's standard input.
+    func send(_ line: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Kills the process with SIGKILL and waits for it.
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Waits for the process to exit and returns its status.
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Every line the process printed; call after it exited.
+    func lines() -> [String] {
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    private static func executable() throws -> URL {
+        let candidates = Bundle.allBundles.map(\.bundleURL) + [URL(fileURLWithPath: CommandLine.arguments[0])]
+        for candidate in candidates {
+            var directory = candidate.deletingLastPathComponent()
+            for _ in 0..<4 {
+                let helper = directory.appending(path: "ValueStoreTestHelper")
+                if FileManager.default.isExecutableFile(atPath: helper.path(percentEncoded: false)) {
+                    return helper
+                }
+                directory = directory.deletingLastPathComponent()
+            }
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "ValueStoreTestHelper was not built"])
+    }
+}

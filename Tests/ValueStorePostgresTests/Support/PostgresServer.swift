@@ -1,0 +1,204 @@
+#if PostgreSQL
+import Foundation
+import PostgresNIO
+import Testing
+import ValueStore
+import ValueStorePostgres
+
+/// The throwaway server `pg_virtualenv` makes: its variables, clients for it, scratch tables and
+/// raw SQL for the tests to look behind the store.
+enum PostgresServer {
+    /// The command that runs these tests; every failure to find a server names it.
+    static let command = "pg_virtualenv swift test --traits PostgreSQL --filter Postgres"
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The client configuration from `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`.
+    /// - Parameters:
+    ///   - environment: Where to read the variables.
+    ///   - port: A port to use instead of `PGPORT`, such as one nothing listens on.
+    ///   - password: A password to use instead of `PGPASSWORD`.
+    /// - Returns: The configuration of a client for the server.
+    /// - Throws: `Missing`, naming `pg_virtualenv`, when the variables are not set.
+    static func configuration(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        port: Int? = nil,
+        password: String? = nil
+    ) throws -> PostgresClient.Configuration {
+        guard let host = environment["PGHOST"], let user = environment["PGUSER"] else {
+            throw Missing(
+                description:
+                    "The PostgreSQL tests need a server: no PGHOST and PGUSER are set. Run them under "
+                    + "pg_virtualenv (Debian's postgresql package), which makes a throwaway cluster and "
+                    + "sets them: \(command)")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host,
+            port: port ?? environment["PGPORT"].flatMap(Int.init) ?? 5432,
+            username: user,
+            password: password ?? environment["PGPASSWORD"],
+            database: environment["PGDATABASE"],
+            tls: .disable
+        )
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+
+    /// Runs `body` with a running client (one machine), which stops after it.
+    static func withClient<Result: Sendable>(
+        configuration: PostgresClient.Configuration? = nil,
+        _ body: @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        let client = PostgresClient(
+            configuration: try configuration ?? Self.configuration(),
+            backgroundLogger: Logger(label: "tests"))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    /// Runs `body` with two clients: two machines sharing one server.
+    static func withTwoClients<Result: Sendable>(
+        _ body: @Sendable (PostgresClient, PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        try await withClient { first in
+            try await withClient { second in
+                try await body(first, second)
+            }
+        }
+    }
+
+    /// A fresh table name, so every test has its own table.
+    static func scratchName() -> String {
+        "test_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    }
+
+    /// A created table with a fresh name.
+    static func scratchTable(_ client: PostgresClient) async throws -> PostgresValueTable {
+        let table = try PostgresValueTable(client: client, name: scratchName())
+        try await table.createIfNeeded()
+        return table
+    }
+
+    /// Runs raw SQL, returning nothing.
+    static func execute(_ client: PostgresClient, _ sql: PostgresQuery) async throws {
+        for try await _ in try await client.query(sql) {}
+    }
+
+    /// Runs raw SQL that returns one integer.
+    static func integer(_ client: PostgresClient, _ sql: PostgresQuery) async throws -> Int {
+        var result = 0
+        for try await row in try await client.query(sql) {
+            result = try row.decode(Int.self)
+        }
+        return result
+    }
+
+    /// The cluster `pg_virtualenv` made, as `pg_ctlcluster` names it: version and name.
+    static func cluster() async throws -> (version: String, name: String) {
+        let environment = ProcessInfo.processInfo.environment
+        let port = environment["PGPORT"] ?? "5432"
+        let listing = try await run("/usr/bin/pg_lsclusters", "--no-header")
+        for line in listing.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 3, fields[2] == port {
+                return (String(fields[0]), String(fields[1]))
+            }
+        }
+        throw Missing(description: "no cluster listens on port \(port): \(listing)")
+    }
+
+    /// Restarts the server at once, as a crash would (`pg_ctlcluster … restart -m immediate`).
+    ///
+    /// Through perl, which unblocks every signal first: a child of `Process` inherits the
+    /// spawning thread's blocked signals, and a postmaster started with them blocked never
+    /// finishes starting.
+    static func restartImmediately() async throws {
+        let (version, name) = try await cluster()
+        try await run(
+            "/usr/bin/perl", "-MPOSIX", "-e",
+            "sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die; exec @ARGV or die", "--",
+            "/usr/bin/pg_ctlcluster", version, name, "restart", "-m", "immediate")
+    }
+
+    /// Runs a command and returns what it printed. The output goes to a file, not a pipe: a
+    /// server the command starts keeps its output open, and a pipe would never end.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: String...) async throws -> String {
+        let log = FileManager.default.temporaryDirectory.appending(path: "pg-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: log.path(percentEncoded: false), contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let output = try FileHandle(forWritingTo: log)
+        defer { try? output.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let status = await exitStatus(of: process)
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw Missing(description: "\(executable) \(arguments.joined(separator: " ")) failed: \(text)")
+        }
+        return text
+    }
+}
+
+/// Waits for `process` to exit, reaping it here: Foundation does not always reap a child whose
+/// own child (a server) lives on, and its termination handler then never runs.
+func exitStatus(of process: Process) async -> Int32 {
+    let pid = process.processIdentifier
+    while true {
+        var status: Int32 = 0
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == pid {
+            return (status >> 8) & 0xFF
+        }
+        if reaped == -1 {
+            // Foundation reaped it first.
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// Waits until `condition` holds, checking every few milliseconds for at most `seconds`; returns
+/// whether it held. For effects that reach the test through the server, with no event to await.
+func eventually(seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
+}
+
+extension StoredState {
+    /// Whether nothing is stored.
+    var isAbsent: Bool {
+        if case .absent = self { true } else { false }
+    }
+}
+
+extension StoredStates.Iterator {
+    /// The next state that satisfies `predicate`, skipping the others; `nil` if the stream ends.
+    mutating func next(where predicate: (StoredState<Value>) -> Bool) async -> StoredState<Value>? {
+        while let state = await next() {
+            if predicate(state) { return state }
+        }
+        return nil
+    }
+}
+#endif
+
+#if PostgreSQL
+/// Every PostgreSQL suite, one test at a time: they share one server, which some of them restart.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct PostgresTests {}
+#endif
