@@ -8,14 +8,14 @@ import PackageDescription
 /// was cloned; read it rather than assume it.
 let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
+/// The PostgreSQL rows build postgres-nio and need a server, so they are built only when asked:
+/// `VALUESTORE_BENCHMARK_POSTGRES=1 pg_virtualenv ./ratios.sh --target PostgresBenchmarks`.
+let withPostgres = ProcessInfo.processInfo.environment["VALUESTORE_BENCHMARK_POSTGRES"] == "1"
+
 let package = Package(
     name: "ValueStoreBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // With the PostgreSQL trait, for PostgresBenchmarks and PostgresLatency (run them under
-        // pg_virtualenv); the other targets use only ValueStore.
-        .package(path: "..", traits: ["PostgreSQL"]),
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         // The raw seal the encrypted store is judged against; CryptoKit on Apple platforms.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
@@ -49,6 +49,25 @@ let package = Package(
             path: "Benchmarks/ObservationBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Not a package-benchmark suite: it measures latency between two processes, by clock. It
+        // lives outside Benchmarks/, where the benchmark plugin would run it as a suite.
+        .executableTarget(
+            name: "ObservationLatency",
+            dependencies: [.product(name: "ValueStore", package: library)],
+            path: "Latency/ObservationLatency"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// With the PostgreSQL trait, for PostgresBenchmarks and PostgresLatency (run them under
+// pg_virtualenv); the other targets use only ValueStore.
+package.dependencies += [
+    withPostgres ? .package(path: "..", traits: ["PostgreSQL"]) : .package(path: "..")
+]
+if withPostgres {
+    package.dependencies.append(.package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"))
+    package.targets += [
         .executableTarget(
             name: "PostgresBenchmarks",
             dependencies: [
@@ -70,13 +89,5 @@ let package = Package(
             ],
             path: "Latency/PostgresLatency"
         ),
-        // Not a package-benchmark suite: it measures latency between two processes, by clock. It
-        // lives outside Benchmarks/, where the benchmark plugin would run it as a suite.
-        .executableTarget(
-            name: "ObservationLatency",
-            dependencies: [.product(name: "ValueStore", package: library)],
-            path: "Latency/ObservationLatency"
-        ),
-    ],
-    swiftLanguageModes: [.v6]
-)
+    ]
+}

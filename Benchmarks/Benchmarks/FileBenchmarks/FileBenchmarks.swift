@@ -37,6 +37,7 @@ let benchmarks: @Sendable () -> Void = {
     for format in [Format<Library>.json, .plist] {
         registerRows(format, value: Library.sample, size: "600 KB", saves: .largeValue, loads: .largeValue)
     }
+    registerUpdateRows()
     registerVersionedRows()
     registerComparisons()
     registerSettingsRows()
@@ -95,6 +96,39 @@ func registerRows<Value: Codable & Sendable & Equatable>(
     } measure: { benchmark, store in
         for _ in benchmark.scaledIterations {
             blackHole(try await store.load())
+        }
+    }
+}
+
+/// An uncontended `update` of the 1 KB JSON value against the same read-change-write done by
+/// hand under a `flock`: the store runs its body with no lock held, then locks, checks that the
+/// file is still what it read, and writes.
+func registerUpdateRows() {
+    let format = Format<Settings>.json
+    benchmarkInFreshDirectory(
+        "jsonFile 1 KB: update, floor: flock + read + decode + durable write", configuration: .smallSaves
+    ) {
+        directory in
+        let file = RawFile(directory.appending(path: format.fileName))
+        try file.replace(with: format.encode(Settings.sample))
+        return file
+    } measure: { benchmark, file in
+        for _ in benchmark.scaledIterations {
+            try file.update { bytes in
+                var settings = try format.decode(bytes)
+                settings.autosaveInterval += 1
+                return try format.encode(settings)
+            }
+        }
+    }
+
+    benchmarkInFreshDirectory("jsonFile 1 KB: update", configuration: .smallSaves) { directory in
+        let store = format.store(directory.appending(path: format.fileName))
+        try await store.save(Settings.sample)
+        return store
+    } measure: { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.update { $0.autosaveInterval += 1 })
         }
     }
 }

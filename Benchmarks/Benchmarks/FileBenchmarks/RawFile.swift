@@ -64,6 +64,17 @@ struct RawFile: Sendable {
         return Data(bytesNoCopy: buffer, count: filled, deallocator: .free)
     }
 
+    /// Replaces the file with what `change` makes of its bytes, holding an exclusive `flock` on a
+    /// lock file beside it from the read to the durable replace: the least an update that is
+    /// atomic across processes can do.
+    func update(_ change: (_ bytes: Data) throws -> Data) throws {
+        let lockPath = directory + "/." + (path as NSString).lastPathComponent + ".lock"
+        let lock = try check("open", open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644))
+        defer { close(lock) }
+        try check("flock", flock(lock, LOCK_EX))
+        try replace(with: change(contents()))
+    }
+
     /// Flushes a file to stable storage the way the library does: `F_FULLFSYNC` where it exists.
     private func synchronize(_ descriptor: Int32) throws {
         #if canImport(Darwin)
