@@ -126,3 +126,30 @@ func registerUnchangedEncryptedFileRows<Value: Codable & Sendable & Equatable>(
         }
     }
 }
+
+/// What the decryption alone costs, with no file: one AES-256-GCM open of the same sealed bytes,
+/// held in memory, and the JSON decode alone, to split what a store's load row shows.
+func registerDecryptionAloneRows<Value: Codable & Sendable & Equatable>(
+    _ value: Value,
+    size: String,
+    configuration: Benchmark.Configuration
+) {
+    let json = Format<Value>.json
+    let key = SymmetricKey(size: .bits256)
+    let header = Data(repeating: 0x56, count: 44)
+    Benchmark("encryptedFile \(size): AES.GCM.open alone, in memory", configuration: configuration) { benchmark in
+        let plaintext = try json.encode(value)
+        let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: header)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try AES.GCM.open(box, using: key, authenticating: header))
+        }
+    }
+    Benchmark("encryptedFile \(size): JSON decode alone, in memory", configuration: configuration) { benchmark in
+        let plaintext = try json.encode(value)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try json.decode(plaintext))
+        }
+    }
+}

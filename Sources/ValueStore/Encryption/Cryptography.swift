@@ -130,7 +130,14 @@ enum Cipher {
         using key: SecretKey,
         authenticating authenticatedData: Data
     ) throws -> Data? {
-        let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+        // One buffer in the layout `SealedBox(combined:)` reads: nonce, ciphertext, tag. The
+        // initializer that takes the three parts copies them through generic collection code,
+        // about 1 µs per open on Linux, as much as half of the decryption of a small value.
+        var combined = Data(capacity: nonce.count + ciphertext.count + tag.count)
+        combined.append(nonce)
+        combined.append(ciphertext)
+        combined.append(tag)
+        let box = try AES.GCM.SealedBox(combined: combined)
         do {
             return try AES.GCM.open(box, using: key.key, authenticating: authenticatedData)
         } catch {

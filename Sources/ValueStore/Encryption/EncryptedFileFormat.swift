@@ -76,7 +76,7 @@ enum EncryptedFileFormat {
         guard !bytes.isEmpty else {
             throw failure(.corrupted, "the file is empty (0 bytes), not an encrypted file")
         }
-        guard bytes.starts(with: magic) else {
+        guard bytes.count >= magic.count, field(0..<magic.count) == magic else {
             throw failure(.corrupted, "the file is not a ValueStore encrypted file (it does not start with 'VSEF')")
         }
         guard bytes.count > 4 else {
