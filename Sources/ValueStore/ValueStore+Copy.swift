@@ -39,18 +39,10 @@ extension ValueStore {
     ///   failure. If `target` fails to save, this store still holds the value.
     @discardableResult
     public func move(to target: Self, environment: Environment) async throws -> Value {
-        let label = label
         var moved: Value?
-        do {
-            _ = try await update(environment) { value in
-                guard let current = value else {
-                    throw NothingToUpdate(store: label)
-                }
-                moved = try await target.save(current, environment)
-                value = nil
-            }
-        } catch let nothing as NothingToUpdate {
-            throw ValueStoreError(.notFound, store: nothing.store)
+        try await updateExisting(environment) { current in
+            moved = try await target.save(current, environment)
+            return nil
         }
         guard let moved else {
             throw ValueStoreError(.notFound, store: label)

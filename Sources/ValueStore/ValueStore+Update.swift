@@ -8,8 +8,8 @@ extension ValueStore {
     /// It runs the store's ``update`` closure: on the library's backends the whole
     /// read-modify-write is atomic, within the process and, for files, across processes, and the
     /// combinators that pass values through keep it atomic. A store built with
-    /// ``init(label:load:loadImmediately:save:remove:update:)`` without an `update` closure updates by load,
-    /// transform, save, which is not atomic.
+    /// ``init(label:load:loadImmediately:save:remove:update:changeSignals:)`` without an `update`
+    /// closure updates by load, transform, save, which is not atomic.
     ///
     /// `transform` runs on the caller's executor and may capture the caller's state; it may
     /// await. No lock is held while it runs: the in-memory store and file stores run it again
@@ -28,23 +28,41 @@ extension ValueStore {
         environment: Environment,
         _ transform: (_ value: inout Value) async throws -> Void
     ) async throws -> Value {
-        let label = label
-        let stored: Value?
-        do {
-            stored = try await update(environment) { state in
-                guard var value = state else {
-                    throw NothingToUpdate(store: label)
-                }
-                try await transform(&value)
-                state = value
-            }
-        } catch let nothing as NothingToUpdate {
-            throw ValueStoreError(.notFound, store: nothing.store)
+        let stored = try await updateExisting(environment) { value in
+            var value = value
+            try await transform(&value)
+            return value
         }
         guard let stored else {
             throw ValueStoreError(.notFound, store: label)
         }
         return stored
+    }
+
+    /// Runs the store's ``update`` on a value that must be there: `body` gets the stored value
+    /// and returns what to store instead (`nil` removes). ``update(environment:_:)`` and
+    /// ``move(to:environment:)`` go through it.
+    ///
+    /// - Returns: What the store stored, `nil` after a remove.
+    /// - Throws: ``ValueStoreError/notFound`` naming this store when nothing is stored (raised
+    ///   inside the transaction as `NothingToUpdate`, so that error-mapping layers map it),
+    ///   the store's failure, or `body`'s error.
+    @discardableResult
+    func updateExisting(
+        _ environment: Environment,
+        _ body: (_ value: Value) async throws -> Value?
+    ) async throws -> Value? {
+        let label = label
+        do {
+            return try await update(environment) { state in
+                guard let value = state else {
+                    throw NothingToUpdate(store: label)
+                }
+                state = try await body(value)
+            }
+        } catch let nothing as NothingToUpdate {
+            throw ValueStoreError(.notFound, store: nothing.store)
+        }
     }
 }
 

@@ -30,7 +30,7 @@
 /// the main actor does not hop to another thread and back. Work that blocks (file I/O, `fsync`,
 /// lock waits, key derivation) never runs there: the library's backends move it to the global
 /// concurrent executor with `@concurrent` functions. A store you write yourself must do the same;
-/// see ``init(label:load:loadImmediately:save:remove:update:)``.
+/// see ``init(label:load:loadImmediately:save:remove:update:changeSignals:)``.
 public struct ValueStore<Environment, Value>: Sendable {
     /// Loads the value; throws ``ValueStoreError/notFound`` when none is stored.
     public typealias Load =
@@ -98,7 +98,9 @@ public struct ValueStore<Environment, Value>: Sendable {
     ///
     /// > Important: When you assign a new `load`, set ``loadImmediately`` to `nil` or replace it
     /// > too: combinators built on the store try ``loadImmediately`` first. Or build a new store
-    /// > with ``init(label:load:loadImmediately:save:remove:update:)``, which takes both.
+    /// > with
+    /// > ``init(label:load:loadImmediately:save:remove:update:changeSignals:)``,
+    /// > which takes both.
     public var load: Load
 
     /// Saves the value and returns it as it was stored.
@@ -106,8 +108,8 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// > Important: Each closure is independent. Assigning a new `save` does not change
     /// > ``update``, which keeps writing the way it did. When you replace `save` or ``remove``,
     /// > replace ``update`` too, or build a new store with
-    /// > ``init(label:load:loadImmediately:save:remove:update:)``, which derives `update` from the closures you
-    /// > give it.
+    /// > ``init(label:load:loadImmediately:save:remove:update:changeSignals:)``,
+    /// > which derives `update` from the closures you give it.
     public var save: Save
 
     /// Removes the value; removing an absent value succeeds.
@@ -139,10 +141,10 @@ public struct ValueStore<Environment, Value>: Sendable {
     ///   encrypted ones) signal every write by any store over the same path in this process, and
     ///   writes by other processes (inotify on Linux, a dispatch source on Apple platforms).
     /// - Combinators pass their base store's signals through.
-    /// - A store built with ``init(label:load:loadImmediately:save:remove:update:)`` signals the
-    ///   saves, removes and updates made through that store value and its copies, and nothing
-    ///   else; give ``init(label:load:loadImmediately:save:remove:update:changeSignals:)`` your backend's own
-    ///   source to see more.
+    /// - A store built with
+    ///   ``init(label:load:loadImmediately:save:remove:update:changeSignals:)``
+    ///   and no `changeSignals` signals the saves, removes and updates made through that store
+    ///   value and its copies, and nothing else; give it your backend's own source to see more.
     public var changeSignals: ChangeSignals
 
     /// The store's synchronous fast path for loads, or `nil` when it has none.
@@ -188,64 +190,12 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// }
     /// ```
     ///
-    /// - Parameters:
-    ///   - label: What the store is, for error messages; by default the value's type.
-    ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
-    ///   - loadImmediately: Answers a load without suspending when the backend can (see
-    ///     ``loadImmediately``); it must agree with `load`. By default the store has none.
-    ///   - save: Stores a value and returns it as stored.
-    ///   - remove: Removes the value; succeeds when there is none.
-    ///   - update: The backend's atomic read-modify-write, if it has one (see ``Update``).
-    ///
-    /// > Important: Without `update`, the store updates by calling `load`, the transform, then
-    /// > `save` or `remove`. That is not atomic: two concurrent updates can both read the same
-    /// > value, and one change is lost. Supply `update` when the backend can lock or run a
-    /// > transaction (SQLite, a keychain item, a server's compare-and-swap).
-    ///
-    /// The store reports the saves, removes and updates made through it, and through its copies,
-    /// to ``changes(environment:)``; changes made any other way are not seen. Use
-    /// ``init(label:load:loadImmediately:save:remove:update:changeSignals:)`` when the backend can tell.
-    @inlinable
-    public init(
-        label: String = "\(Value.self) store",
-        load: @escaping Load,
-        loadImmediately: LoadImmediately? = nil,
-        save: @escaping Save,
-        remove: @escaping Remove,
-        update: Update? = nil
-    ) {
-        let broadcaster = ChangeBroadcaster()
-        let reportingSave: Save = { value, environment in
-            let stored = try await save(value, environment)
-            broadcaster.signal()
-            return stored
-        }
-        let reportingRemove: Remove = { environment in
-            try await remove(environment)
-            broadcaster.signal()
-        }
-        let reportingUpdate: Update
-        if let update {
-            reportingUpdate = { environment, body in
-                let stored = try await update(environment, body)
-                broadcaster.signal()
-                return stored
-            }
-        } else {
-            reportingUpdate = Self.loadingAndSaving(load: load, save: reportingSave, remove: reportingRemove)
-        }
-        self.init(
-            label: label,
-            load: load,
-            loadImmediately: loadImmediately,
-            save: reportingSave,
-            remove: reportingRemove,
-            update: reportingUpdate,
-            changeSignals: { _ in broadcaster.signals() }
-        )
-    }
-
-    /// Creates a store from its operations and the source of its change signals.
+    /// Without `changeSignals`, the store reports the saves, removes and updates made through it,
+    /// and through its copies, to ``changes(environment:)``; changes made any other way are not
+    /// seen. Give `changeSignals` when the backend can tell when its value changes (a database's
+    /// change feed, a server's push channel), and in combinators, to pass their base store's
+    /// signals through; the closures are then used as given, and saves through this store are
+    /// reported only if `changeSignals` reports them:
     ///
     /// ```swift
     /// let shared = ValueStore<Void, Int>(
@@ -258,11 +208,6 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// )
     /// ```
     ///
-    /// Use it when the backend can tell when its value changes (a database's change feed, a
-    /// server's push channel), and in combinators, to pass their base store's signals through.
-    /// The closures are used as given: saves through this store are reported only if
-    /// `changeSignals` reports them.
-    ///
     /// - Parameters:
     ///   - label: What the store is, for error messages; by default the value's type.
     ///   - load: Returns the stored value; throws ``ValueStoreError/notFound`` when there is none.
@@ -271,7 +216,13 @@ public struct ValueStore<Environment, Value>: Sendable {
     ///   - save: Stores a value and returns it as stored.
     ///   - remove: Removes the value; succeeds when there is none.
     ///   - update: The backend's atomic read-modify-write, if it has one (see ``Update``).
-    ///   - changeSignals: Starts a stream that signals each change (see ``ChangeSignals``).
+    ///   - changeSignals: Starts a stream that signals each change (see ``ChangeSignals``); by
+    ///     default the store signals the changes made through it.
+    ///
+    /// > Important: Without `update`, the store updates by calling `load`, the transform, then
+    /// > `save` or `remove`. That is not atomic: two concurrent updates can both read the same
+    /// > value, and one change is lost. Supply `update` when the backend can lock or run a
+    /// > transaction (SQLite, a keychain item, a server's compare-and-swap).
     @inlinable
     public init(
         label: String = "\(Value.self) store",
@@ -280,15 +231,38 @@ public struct ValueStore<Environment, Value>: Sendable {
         save: @escaping Save,
         remove: @escaping Remove,
         update: Update? = nil,
-        changeSignals: @escaping ChangeSignals
+        changeSignals: ChangeSignals? = nil
     ) {
         self.label = label
         self.load = load
         self.loadImmediately = loadImmediately
-        self.save = save
-        self.remove = remove
-        self.update = update ?? Self.loadingAndSaving(load: load, save: save, remove: remove)
-        self.changeSignals = changeSignals
+        if let changeSignals {
+            self.save = save
+            self.remove = remove
+            self.update = update ?? Self.loadingAndSaving(load: load, save: save, remove: remove)
+            self.changeSignals = changeSignals
+            return
+        }
+        let broadcaster = ChangeBroadcaster()
+        self.save = { value, environment in
+            let stored = try await save(value, environment)
+            broadcaster.signal()
+            return stored
+        }
+        self.remove = { environment in
+            try await remove(environment)
+            broadcaster.signal()
+        }
+        if let update {
+            self.update = { environment, body in
+                let stored = try await update(environment, body)
+                broadcaster.signal()
+                return stored
+            }
+        } else {
+            self.update = Self.loadingAndSaving(load: load, save: self.save, remove: self.remove)
+        }
+        self.changeSignals = { _ in broadcaster.signals() }
     }
 
     /// An update that loads, runs the body, then saves or removes: not atomic.
@@ -325,7 +299,7 @@ public struct ValueStore<Environment, Value>: Sendable {
 
 extension ValueStore where Environment == Void {
     /// Creates a store whose operations need no environment; see
-    /// ``init(label:load:loadImmediately:save:remove:update:)``.
+    /// ``init(label:load:loadImmediately:save:remove:update:changeSignals:)``.
     ///
     /// ```swift
     /// let token = ValueStore<Void, String>(

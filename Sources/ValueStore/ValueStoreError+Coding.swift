@@ -7,6 +7,7 @@ extension ValueStoreError {
     /// `parses` tells whether the data is well-formed, which the decoders do not: they report a
     /// syntax error and a top-level value they refuse (a raw value no case has) alike. Without
     /// it, such an error is taken for malformed data.
+    @usableFromInline
     init(decoding error: any Error, as format: String?, parses: (() -> Bool)? = nil) {
         if let error = error as? ValueStoreError {
             self = error
@@ -38,6 +39,7 @@ extension ValueStoreError {
     }
 
     /// Classifies an encoder's error. A ``ValueStoreError`` passes through.
+    @usableFromInline
     init(encoding error: any Error, as format: String?) {
         if let error = error as? ValueStoreError {
             self = error

@@ -245,6 +245,7 @@ extension ValueStoreError: CustomStringConvertible, CustomDebugStringConvertible
 
 extension ValueStoreError {
     /// The same error, naming `store` when it names none yet.
+    @usableFromInline
     func naming(_ store: String?) -> Self {
         guard self.store == nil, let store else { return self }
         var copy = self

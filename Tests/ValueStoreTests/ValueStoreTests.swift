@@ -179,6 +179,35 @@ import ValueStoreTesting
         #expect(try chain.default(3).loadImmediately?(()) == 3)
     }
 
+    @Test(arguments: [true, false])
+    func recoveryRunsOnceOnTheBasesErrorsOnBothLoadPaths(immediately: Bool) async throws {
+        // The base fails from its fast path, or has none and fails from `load`.
+        let failure = Locked(ValueStoreError.notFound)
+        let fail: ValueStore<Void, Int>.LoadImmediately = { _ in throw failure.withLock { $0 } }
+        let base = ValueStore<Void, Int>(
+            load: { _ in throw failure.withLock { $0 } },
+            loadImmediately: immediately ? fail : nil,
+            save: { value, _ in value },
+            remove: { _ in }
+        )
+        let transforms = Locked(0)
+        let mapped = base.mapError { error in
+            transforms.withLock { $0 += 1 }
+            return Boom(id: transforms.withLock { $0 })
+        }
+        await #expect(throws: Boom(id: 1), "transformed once, not again by load") { try await mapped.load() }
+        #expect(try await base.default(7).load() == 7)
+        #expect(try await base.optional().load() == nil)
+        #expect(try await base.map(load: { $0 + 1 }, save: { $0 - 1 }).default(7).load() == 7)
+
+        failure.withLock { $0 = ValueStoreError(.corrupted) }
+        await #expect(throws: ValueStoreError(.corrupted)) { try await base.default(7).load() }
+        await #expect(throws: ValueStoreError(.corrupted)) { try await base.optional().load() }
+        await #expect(throws: ValueStoreError(.corrupted)) {
+            try await base.map(load: { $0 }, save: { $0 }).default(7).load()
+        }
+    }
+
     @Test func aReplacedLoadIsNeverBypassed() async throws {
         var store = ValueStore<Void, Int>.inMemory(1)
         store.load = { _ in 42 }

@@ -26,22 +26,11 @@ extension Codec where Input: Codable & Sendable, Output == Data {
     ///   - decoder: Decodes values; configure it before passing it and do not change it after.
     /// - Returns: A JSON codec.
     public static func json(encoder: JSONEncoder, decoder: JSONDecoder) -> Self {
-        Self(
-            to: { value in
-                do {
-                    return try encoder.encode(value)
-                } catch {
-                    throw ValueStoreError(encoding: error, as: "JSON")
-                }
-            },
-            from: { data in
-                do {
-                    try Data.requireContent(data, format: "JSON")
-                    return try decoder.decode(Input.self, from: data)
-                } catch {
-                    throw ValueStoreError(decoding: error, as: "JSON", parses: { isJSON(data) })
-                }
-            }
+        dataFormat(
+            "JSON",
+            encode: { value in try encoder.encode(value) },
+            decode: { data in try decoder.decode(Input.self, from: data) },
+            parses: isJSON
         )
     }
 }

@@ -23,24 +23,15 @@ extension Codec where Input: Codable & Sendable, Output == Data {
     ///   Decoding accepts either.
     /// - Returns: A property-list codec.
     public static func propertyList(format: PropertyListSerialization.PropertyListFormat) -> Self {
-        Self(
-            to: { value in
+        dataFormat(
+            "property list",
+            encode: { value in
                 let encoder = PropertyListEncoder()
                 encoder.outputFormat = format
-                do {
-                    return try encoder.encode(value)
-                } catch {
-                    throw ValueStoreError(encoding: error, as: "property list")
-                }
+                return try encoder.encode(value)
             },
-            from: { data in
-                do {
-                    try Data.requireContent(data, format: "property list")
-                    return try PropertyListDecoder().decode(Input.self, from: data)
-                } catch {
-                    throw ValueStoreError(decoding: error, as: "property list", parses: { isPropertyList(data) })
-                }
-            }
+            decode: { data in try PropertyListDecoder().decode(Input.self, from: data) },
+            parses: isPropertyList
         )
     }
 }

@@ -13,6 +13,7 @@ extension ValueStore {
     ///
     /// - Parameter codec: Converts saved values to stored ones (`to`) and back (`from`).
     /// - Returns: A store of the codec's input type; `update` through it stays atomic.
+    @inlinable
     public func coded<NewValue>(_ codec: Codec<NewValue, Value>) -> ValueStore<Environment, NewValue> {
         let store = label
         return map(

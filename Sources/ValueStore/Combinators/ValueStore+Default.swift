@@ -16,28 +16,14 @@ extension ValueStore where Value: Sendable {
     /// - Returns: A store that never reports absence; `update` through it stays atomic.
     @inlinable
     public func `default`(_ defaultValue: Value) -> Self {
-        let immediately = loadImmediately.map { inner -> LoadImmediately in
-            { environment in
-                do {
-                    return try inner(environment)
-                } catch ValueStoreError.notFound {
-                    return defaultValue
-                }
-            }
+        let paths = loadPaths { error in
+            guard ValueStoreError.notFound ~= error else { throw error }
+            return defaultValue
         }
         return Self(
             label: label,
-            load: { environment in
-                do {
-                    if let immediately, let value = try immediately(environment) {
-                        return value
-                    }
-                    return try await self.load(environment)
-                } catch ValueStoreError.notFound {
-                    return defaultValue
-                }
-            },
-            loadImmediately: immediately,
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: save,
             remove: remove,
             update: { environment, body in

@@ -24,18 +24,11 @@ extension ValueStore {
         load: @escaping @Sendable (_ stored: Value) throws -> NewValue,
         save: @escaping @Sendable (_ value: NewValue) throws -> Value
     ) -> ValueStore<Environment, NewValue> {
-        let immediately = loadImmediately.map { inner -> ValueStore<Environment, NewValue>.LoadImmediately in
-            { environment in try inner(environment).map(load) }
-        }
+        let paths = loadPaths(convert: load, recover: { error in throw error })
         return ValueStore<Environment, NewValue>(
             label: label,
-            load: { environment in
-                if let immediately, let value = try immediately(environment) {
-                    return value
-                }
-                return try load(await self.load(environment))
-            },
-            loadImmediately: immediately,
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: { value, environment in
                 let converted = try save(value)
                 let stored = try await self.save(converted, environment)

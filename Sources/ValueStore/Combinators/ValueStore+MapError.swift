@@ -17,29 +17,11 @@ extension ValueStore {
     public func mapError(
         _ transform: @escaping @Sendable (_ error: any Error) -> any Error
     ) -> Self {
-        let immediately = loadImmediately.map { inner -> LoadImmediately in
-            { environment in
-                do {
-                    return try inner(environment)
-                } catch {
-                    throw transform(error)
-                }
-            }
-        }
+        let paths = loadPaths { error in throw transform(error) }
         return Self(
             label: label,
-            load: { environment in
-                // Its errors are transformed already.
-                if let immediately, let value = try immediately(environment) {
-                    return value
-                }
-                do {
-                    return try await self.load(environment)
-                } catch {
-                    throw transform(error)
-                }
-            },
-            loadImmediately: immediately,
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: { value, environment in
                 do {
                     return try await self.save(value, environment)

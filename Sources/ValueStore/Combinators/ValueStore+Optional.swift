@@ -13,29 +13,17 @@ extension ValueStore {
     ///   atomic, and an update that sets `nil` removes.
     @inlinable
     public func optional() -> ValueStore<Environment, Value?> {
-        let immediately = loadImmediately.map { inner -> ValueStore<Environment, Value?>.LoadImmediately in
-            { environment in
-                do {
-                    // `nil` asks `load`; `.some(nil)` is the absent value.
-                    return try inner(environment).map { .some($0) }
-                } catch ValueStoreError.notFound {
-                    return .some(nil)
-                }
+        let paths = loadPaths(
+            convert: { value -> Value? in value },
+            recover: { error -> Value? in
+                guard ValueStoreError.notFound ~= error else { throw error }
+                return nil
             }
-        }
+        )
         return ValueStore<Environment, Value?>(
             label: label,
-            load: { environment in
-                do {
-                    if let immediately, let value = try immediately(environment) {
-                        return value
-                    }
-                    return try await self.load(environment)
-                } catch ValueStoreError.notFound {
-                    return nil
-                }
-            },
-            loadImmediately: immediately,
+            load: paths.load,
+            loadImmediately: paths.loadImmediately,
             save: { value, environment in try await self.set(value, environment: environment) },
             remove: remove,
             update: { environment, body in
