@@ -37,19 +37,16 @@ import ValueStore
             let back = try HelperProcess(
                 "move-each-line", directory.appending(path: "b.json").path(percentEncoded: false),
                 directory.appending(path: "a.json").path(percentEncoded: false))
-            // Kills both if a round never ends, so the replies below stop waiting.
-            let watchdog = Task { [there, back] in
-                try await Task.sleep(for: .seconds(60))
-                there.kill()
-                back.kill()
-            }
-            defer { watchdog.cancel() }
             for round in 0..<10 {
                 try await a.save(round * 2)
                 try await b.save(round * 2 + 1)
                 try there.send("go")
                 try back.send("go")
-                let replies = [await there.nextLine(), await back.nextLine()]
+                // A round that never ends leaves its reads to the kills below, which close the pipes.
+                let replies =
+                    try await unlessItHangs { [there, back] in
+                        [await there.nextLine(), await back.nextLine()]
+                    }?.get() ?? [nil, nil]
                 #expect(replies.allSatisfy { $0 != nil && $0 != "notFound" }, "round \(round): both moves finished")
                 let left = [try await a.optional().load(), try await b.optional().load()].compactMap { $0 }
                 #expect(left.count == 1, "round \(round): one file holds a value, the other none")

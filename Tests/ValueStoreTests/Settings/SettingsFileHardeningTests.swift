@@ -118,8 +118,8 @@ import Darwin
             let themeSignals = theme.changeSignals(())
             var fontSizeSignals = fontSize.changeSignals(())
             try await theme.save("light")
-            #expect(await Self.hasSignal(themeSignals))
-            #expect(await !Self.hasSignal(fontSizeSignals), "a commit to another key wakes nobody here")
+            #expect(await hasSignal(themeSignals))
+            #expect(await !hasSignal(fontSizeSignals), "a commit to another key wakes nobody here")
 
             // Another object's commit, which arrives through the watch.
             fontSizeSignals = fontSize.changeSignals(())
@@ -127,7 +127,7 @@ import Darwin
             #expect(await themeStates.waitForLast("light"))
             try await SettingsFile(url).store("theme", as: String.self).save("sepia")
             #expect(await themeStates.waitForLast("sepia"))
-            #expect(await !Self.hasSignal(fontSizeSignals), "another process's change to another key neither")
+            #expect(await !hasSignal(fontSizeSignals), "another process's change to another key neither")
 
             try await SettingsFile(url).store("fontSize", as: Int.self).save(17)
             let fontSizeStates = StateLog(fontSize.changes())
@@ -178,15 +178,5 @@ extension SettingsFileHardeningTests {
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
         flock(descriptor, LOCK_UN)
         return true
-    }
-
-    /// Whether `stream` holds a signal now, without waiting for one: a cancelled iteration gets
-    /// a buffered element, or `nil` at once.
-    static func hasSignal(_ stream: AsyncStream<Void>) async -> Bool {
-        await Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            var iterator = stream.makeAsyncIterator()
-            return await iterator.next() != nil
-        }.value
     }
 }

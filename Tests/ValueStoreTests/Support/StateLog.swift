@@ -7,15 +7,9 @@ import ValueStore
 /// A wait ends when the state arrives, not on a poll: ``waitForLast(_:timeout:)`` registers a
 /// waiter that the consuming task resumes as it appends the state.
 final class StateLog<Value: Sendable>: Sendable {
-    private struct Waiter {
-        let summary: String
-        let continuation: CheckedContinuation<Bool, Never>
-    }
-
     private struct State {
         var summaries: [String] = []
-        var waiters: [UInt64: Waiter] = [:]
-        var nextID: UInt64 = 0
+        var waiters: [(summary: String, arrival: Arrival<Void>)] = []
     }
 
     private let state = Shared(State())
@@ -36,13 +30,14 @@ final class StateLog<Value: Sendable>: Sendable {
     }
 
     private static func record(_ summary: String, in state: Shared<State>) {
-        let arrived = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+        let arrived = state.withLock { state -> [Arrival<Void>] in
             state.summaries.append(summary)
-            let ids = state.waiters.filter { $0.value.summary == summary }.map(\.key)
-            return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
+            let arrived = state.waiters.filter { $0.summary == summary }.map(\.arrival)
+            state.waiters.removeAll { $0.summary == summary }
+            return arrived
         }
-        for continuation in arrived {
-            continuation.resume(returning: true)
+        for arrival in arrived {
+            arrival.deliver(())
         }
     }
 
@@ -52,29 +47,14 @@ final class StateLog<Value: Sendable>: Sendable {
     /// Waits until the newest state is `summary`; returns whether it came within `timeout`.
     @discardableResult
     func waitForLast(_ summary: String, timeout: Duration = .seconds(20)) async -> Bool {
-        let state = self.state
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
+        let arrival = Arrival<Void>()
+        let waiting = state.withLock { state -> Bool in
+            guard state.summaries.last != summary else { return false }
+            state.waiters.append((summary, arrival))
+            return true
         }
-        let bound = Shared<Task<Void, Never>?>(nil)
-        defer { bound.value?.cancel() }
-        return await withCheckedContinuation { continuation in
-            let waiting = state.withLock { state -> Bool in
-                guard state.summaries.last != summary else { return false }
-                state.waiters[id] = Waiter(summary: summary, continuation: continuation)
-                return true
-            }
-            guard waiting else {
-                continuation.resume(returning: true)
-                return
-            }
-            bound.value = Task {
-                // A bound against hanging when the state never comes, not a wait for it.
-                try? await Task.sleep(for: timeout)
-                state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
-            }
-        }
+        guard waiting else { return true }
+        return await arrival.wait(timeout: timeout) != nil
     }
 
     /// Stops consuming, as a cancelled task does.
@@ -103,6 +83,9 @@ func eventually(timeout: Duration = .seconds(20), _ condition: () async throws -
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
+        // A poll, not a wait for an event: what these conditions read sends none (a live
+        // watcher's thread closing, a cache emptied by its own task, a process's write seen by
+        // the kernel), so only looking again can see it change.
         try? await Task.sleep(for: .milliseconds(5))
     }
     return try await condition()
