@@ -82,21 +82,16 @@ enum EncryptedFileFormat {
         guard bytes.count > 4 else {
             throw failure(.corrupted, "the file is truncated: \(bytes.count) bytes, shorter than the header")
         }
-        let fileVersion = bytes[start + 4]
-        guard fileVersion == version else {
-            throw failure(
-                .unsupportedFormat,
-                "the file is in format version \(fileVersion); this library reads version \(version)")
+        /// Throws `unsupportedFormat` unless the header byte at `offset` is `expected`.
+        func require(_ offset: Int, is expected: UInt8, else reason: (_ found: UInt8) -> String) throws {
+            let found = bytes[start + offset]
+            guard found == expected else { throw failure(.unsupportedFormat, reason(found)) }
         }
+        try require(4, is: version) { "the file is in format version \($0); this library reads version \(version)" }
         guard bytes.count >= headerByteCount + Cipher.tagByteCount else {
             throw failure(.corrupted, "the file is truncated: \(bytes.count) bytes, shorter than a header and a tag")
         }
-        let algorithm = bytes[start + 5]
-        guard algorithm == aes256GCM else {
-            throw failure(
-                .unsupportedFormat,
-                "the file uses encryption algorithm \(algorithm); this library knows 1 (AES-256-GCM)")
-        }
+        try require(5, is: aes256GCM) { "the file uses encryption algorithm \($0); this library knows 1 (AES-256-GCM)" }
         let length = field(36..<44).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let expected = UInt64(headerByteCount + Cipher.tagByteCount).addingReportingOverflow(length)
         guard !expected.overflow, expected.partialValue == UInt64(bytes.count) else {

@@ -48,15 +48,14 @@ public final class StoredValue<Value: Sendable>: Observable {
 
     /// The value shown, reported to observers as ``value``.
     private var current: Value {
-        get {
-            registrar.access(self, keyPath: valueKeyPath)
-            return storage
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: valueKeyPath) {
-                storage = newValue
-            }
-        }
+        get { observed(valueKeyPath, storage) }
+        set { registrar.withMutation(of: self, keyPath: valueKeyPath) { storage = newValue } }
+    }
+
+    /// `member`, after telling observers it was read through `keyPath`.
+    private func observed<Member>(_ keyPath: KeyPath<StoredValue, Member>, _ member: Member) -> Member {
+        registrar.access(self, keyPath: keyPath)
+        return member
     }
 
     /// The last failure to load or save, or `nil` after a success.
@@ -65,15 +64,8 @@ public final class StoredValue<Value: Sendable>: Observable {
     /// if let error = settings.error { showBanner(error) }
     /// ```
     public private(set) var error: (any Error)? {
-        get {
-            registrar.access(self, keyPath: errorKeyPath)
-            return storedError
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: errorKeyPath) {
-                storedError = newValue
-            }
-        }
+        get { observed(errorKeyPath, storedError) }
+        set { registrar.withMutation(of: self, keyPath: errorKeyPath) { storedError = newValue } }
     }
 
     private let store: ValueStore<Void, Value>

@@ -40,11 +40,9 @@ extension Bool: PropertyListValue {
     /// Bool(propertyListObject: true as Any)   // true
     /// ```
     public init?(propertyListObject object: Any) {
-        if let value = exactly(object, Bool.self) {
-            self = value
-            return
+        guard let value = stored(object, { if case .boolean(let value) = $0 { value } else { nil } }) else {
+            return nil
         }
-        guard case .boolean(let value)? = PropertyListNode(object: object) else { return nil }
         self = value
     }
 
@@ -53,22 +51,8 @@ extension Bool: PropertyListValue {
 }
 
 extension Int: PropertyListValue {
-    /// An integer, only from a stored integer that fits.
-    ///
-    /// ```swift
-    /// Int(propertyListObject: 3 as Any)   // 3
-    /// ```
-    public init?(propertyListObject object: Any) {
-        if let value = exactly(object, Int.self) {
-            self = value
-            return
-        }
-        switch PropertyListNode(object: object) {
-        case .integer(let value)?: self.init(exactly: value)
-        case .unsignedInteger(let value)?: self.init(exactly: value)
-        default: return nil
-        }
-    }
+    // Its initializer is every integer's: only from a stored integer that fits (see the
+    // `FixedWidthInteger` extension below).
 
     /// The integer itself.
     public var propertyListObject: Any { self }
@@ -81,11 +65,7 @@ extension Double: PropertyListValue {
     /// Double(propertyListObject: 0.5 as Any)   // 0.5
     /// ```
     public init?(propertyListObject object: Any) {
-        if let value = exactly(object, Double.self) {
-            self = value
-            return
-        }
-        guard case .real(let value)? = PropertyListNode(object: object) else { return nil }
+        guard let value = stored(object, { if case .real(let value) = $0 { value } else { nil } }) else { return nil }
         self = value
     }
 
@@ -115,11 +95,7 @@ extension String: PropertyListValue {
     /// String(propertyListObject: "dark" as Any)   // "dark"
     /// ```
     public init?(propertyListObject object: Any) {
-        if let value = exactly(object, String.self) {
-            self = value
-            return
-        }
-        guard case .string(let value)? = PropertyListNode(object: object) else { return nil }
+        guard let value = stored(object, { if case .string(let value) = $0 { value } else { nil } }) else { return nil }
         self = value
     }
 
@@ -203,6 +179,7 @@ extension PropertyListValue where Self: FixedWidthInteger {
     /// `UInt`.
     ///
     /// ```swift
+    /// Int(propertyListObject: 3 as Any)   // 3
     /// Int8(propertyListObject: 3 as Any)   // 3
     /// ```
     public init?(propertyListObject object: Any) {
@@ -233,6 +210,12 @@ extension UInt8: PropertyListValue {}
 extension UInt16: PropertyListValue {}
 extension UInt32: PropertyListValue {}
 extension UInt64: PropertyListValue {}
+
+/// The value `object` holds: exactly this type, or else what `read` takes from the stored node
+/// (a stored value of another kind is none).
+private func stored<Value>(_ object: Any, _ read: (PropertyListNode) -> Value?) -> Value? {
+    exactly(object, Value.self) ?? PropertyListNode(object: object).flatMap(read)
+}
 
 /// Returns the value when `object` holds exactly `type`: a fast path that skips classifying
 /// Foundation's objects, and never bridges (a `Bool` is never read as an `Int`).
