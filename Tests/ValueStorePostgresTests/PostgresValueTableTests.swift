@@ -232,6 +232,48 @@ extension PostgresTests {
             }
         }
 
+        @Test func anUpdateCancelledWhileItsBodyRunsWritesNothing() async throws {
+            try await PostgresServer.withClient { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let counter = table.store("counter", as: Int.self)
+                try await counter.save(1)
+                let (entered, enter) = AsyncStream.makeStream(of: Void.self)
+                let (never, _) = AsyncStream.makeStream(of: Void.self)
+                let updating = Task {
+                    try await counter.update { value in
+                        enter.yield()
+                        for await _ in never {}  // ends only when the task is cancelled
+                        value = 2
+                    }
+                }
+                for await _ in entered { break }
+                updating.cancel()
+                await #expect(throws: CancellationError.self) { try await updating.value }
+                #expect(try await counter.load() == 1)
+            }
+        }
+
+        @Test func aBatchCancelledInFlightWritesAllOrNothing() async throws {
+            try await PostgresServer.withClient { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let keys = (0..<500).map { "key-\($0)" }
+                let writing = Task {
+                    try await table.batch { batch in
+                        for key in keys {
+                            try batch.set(Data(repeating: 7, count: 2_000), for: key)
+                        }
+                    }
+                }
+                writing.cancel()
+                _ = await writing.result  // cancelled, written, or outcome unknown: any of them
+                var found = 0
+                for key in keys where (try? await table.dataStore(key).load()) != nil {
+                    found += 1
+                }
+                #expect(found == 0 || found == keys.count, "a batch is one statement: \(found) of \(keys.count) written")
+            }
+        }
+
         @Test func versionedRefusesNewerDataWrittenByAnotherMachine() async throws {
             struct NoteV1: VersionedValue, Equatable {
                 static let version = 1

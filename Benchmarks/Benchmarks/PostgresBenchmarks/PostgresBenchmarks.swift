@@ -169,7 +169,7 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             blackHole(try await store.load())
         }
-    } setup: {
+    } setup: { () async throws -> ValueStore<Void, Flags> in
         let cached = try await table().store("flags", as: Flags.self).cached()
         _ = try await cached.load()
         return cached
