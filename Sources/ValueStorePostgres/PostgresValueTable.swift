@@ -21,8 +21,10 @@ public import ValueStore
 /// - **Durable:** a save returns once the server committed it with `synchronous_commit = on`,
 ///   whatever the server's default.
 /// - **Atomic update:** ``ValueStore/update`` reads the row and its version, runs the body with
-///   no lock and no transaction open, and writes only if the version is unchanged; otherwise it
-///   reads again and runs the body again.
+///   no lock and no transaction open on the server, and writes only if the version is unchanged;
+///   otherwise it reads again and runs the body again. Updates of one key in one process take
+///   turns, so they never make each other start over, and a write to that key from inside the
+///   body throws ``ValueStoreError/Code/nestedWrite``.
 /// - **Observed across machines:** each write sends a notification in the same statement, so it
 ///   is delivered at commit and never for a rollback. ``ValueStore/changes()`` and
 ///   ``ValueStore/cached()`` follow other machines' writes through one listening connection per
@@ -183,6 +185,9 @@ public struct PostgresValueTable: Sendable {
         }
         guard !order.isEmpty else { return }
         let keys = order
+        for key in keys {
+            try OpenPostgresUpdate.refuseWrite(to: turn(key), store: label(key))
+        }
         let identifiers = keys.map(PostgresKey.identifier)
         let present = keys.map { latest[$0]! != nil }
         let values = keys.map { ByteBuffer(bytes: latest[$0]! ?? Data()) }

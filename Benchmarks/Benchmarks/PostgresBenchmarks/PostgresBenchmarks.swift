@@ -94,7 +94,8 @@ let benchmarks: @Sendable () -> Void = {
             let rows = try await client.query(
                 """
                 INSERT INTO \(unescaped: table.name) (key, value, version) VALUES (\("flags"), \(value), 1)
-                ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = \(unescaped: table.name).version + 1
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = \(unescaped: table.name).version + 1,
+                    updated_at = now()
                 """
             )
             for try await _ in rows {}
