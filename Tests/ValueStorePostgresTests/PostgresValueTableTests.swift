@@ -270,7 +270,7 @@ extension PostgresTests {
                 for key in keys where (try? await table.dataStore(key).load()) != nil {
                     found += 1
                 }
-                #expect(found == 0 || found == keys.count, "a batch is one statement: \(found) of \(keys.count) written")
+                #expect(found == 0 || found == keys.count, "one statement: \(found) of \(keys.count) written")
             }
         }
 
