@@ -25,7 +25,7 @@ public struct PostgresBatch: Sendable {
     /// - Parameters:
     ///   - value: Any `Encodable` value; it is encoded now, so a failure throws here.
     ///   - key: The key to set.
-    /// - Throws: ``ValueStoreError/Code/encodingFailed`` when the value cannot be encoded.
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/encodingFailed`` when the value cannot be encoded.
     public mutating func set(_ value: some Encodable, for key: String) throws {
         do {
             changes.append((key, try JSONEncoder().encode(value)))

@@ -2,7 +2,7 @@
 import PostgresNIO
 import ValueStore
 
-/// What went wrong talking to PostgreSQL, kept as a ``ValueStoreError``'s underlying error in
+/// What went wrong talking to PostgreSQL, kept as a ``/ValueStore/ValueStoreError``'s underlying error in
 /// place of postgres-nio's own error, which can carry the statement, its bind values and the
 /// server's detail line (which may quote a row).
 ///

@@ -10,7 +10,7 @@ import ValueStore
 /// same version, and all but one would fail to write and start over, round after round; taking
 /// turns makes each of them read once and write once. A turn is process memory only: a process
 /// that dies holds nothing. A write to the same key from inside the body (the task that runs it,
-/// or a task it started while the body runs) throws ``ValueStoreError/Code/nestedWrite`` instead
+/// or a task it started while the body runs) throws ``/ValueStore/ValueStoreError/Code/nestedWrite`` instead
 /// of waiting for a turn that never comes, or making the update start over after every write.
 final class PostgresUpdateTurns: Sendable {
     static let shared = PostgresUpdateTurns()
@@ -106,7 +106,7 @@ final class OpenPostgresUpdate: Sendable {
         self.enclosing = enclosing
     }
 
-    /// Throws ``ValueStoreError/Code/nestedWrite`` when an update of `key` is running its body in
+    /// Throws ``/ValueStore/ValueStoreError/Code/nestedWrite`` when an update of `key` is running its body in
     /// this task or in the task that started it.
     static func refuseWrite(to key: String, store: String) throws {
         var update = current

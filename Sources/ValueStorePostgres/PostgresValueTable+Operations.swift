@@ -151,7 +151,7 @@ extension PostgresValueTable {
     }
 
     /// Borrows a connection, waiting at most ``connectTimeout`` for it, and runs `operation` on
-    /// it, classifying every failure as a ``ValueStoreError``.
+    /// it, classifying every failure as a ``/ValueStore/ValueStoreError``.
     ///
     /// The wait is bounded here, not by the pool, which keeps a request queued while it retries
     /// connecting (for up to a minute) and may not let go of it when cancelled. The lease runs in

@@ -20,23 +20,23 @@ public import ValueStore
 ///
 /// - **Durable:** a save returns once the server committed it with `synchronous_commit = on`,
 ///   whatever the server's default.
-/// - **Atomic update:** ``ValueStore/update`` reads the row and its version, runs the body with
+/// - **Atomic update:** ``/ValueStore/ValueStore/update`` reads the row and its version, runs the body with
 ///   no lock and no transaction open on the server, and writes only if the version is unchanged;
 ///   otherwise it reads again and runs the body again. Updates of one key in one process take
 ///   turns, so they never make each other start over, and a write to that key from inside the
-///   body throws ``ValueStoreError/Code/nestedWrite``.
+///   body throws ``/ValueStore/ValueStoreError/Code/nestedWrite``.
 /// - **Observed across machines:** each write sends a notification in the same statement, so it
-///   is delivered at commit and never for a rollback. ``ValueStore/changes()`` and
-///   ``ValueStore/cached()`` follow other machines' writes through one listening connection per
+///   is delivered at commit and never for a rollback. ``/ValueStore/ValueStore/changes()`` and
+///   ``/ValueStore/ValueStore/cached()`` follow other machines' writes through one listening connection per
 ///   table and process.
 ///
 /// The table never makes its own connections: it borrows them from the app's `PostgresClient`,
 /// which the app runs. Observing a table holds one of the client's connections while any stream
 /// is open.
 ///
-/// > Important: A server that cannot be reached throws ``ValueStoreError/Code/unavailable``
+/// > Important: A server that cannot be reached throws ``/ValueStore/ValueStoreError/Code/unavailable``
 /// > after ``connectTimeout``; a connection lost after a write was sent throws
-/// > ``ValueStoreError/Code/outcomeUnknown``. Neither is ``ValueStoreError/Code/notFound``, so
+/// > ``/ValueStore/ValueStoreError/Code/outcomeUnknown``. Neither is ``/ValueStore/ValueStoreError/Code/notFound``, so
 /// > `default` and `StoredValue` never hide them.
 public struct PostgresValueTable: Sendable {
     /// The client whose connections the table borrows.
@@ -46,7 +46,7 @@ public struct PostgresValueTable: Sendable {
     public var name: String { table.name }
 
     /// How long an operation waits for a connection before it throws
-    /// ``ValueStoreError/Code/unavailable``; by default 10 seconds, as the client's own
+    /// ``/ValueStore/ValueStoreError/Code/unavailable``; by default 10 seconds, as the client's own
     /// `connectTimeout`. Set it to the client's value.
     ///
     /// ```swift
@@ -68,7 +68,7 @@ public struct PostgresValueTable: Sendable {
     ///   - client: The app's client, which the app runs (`client.run()` in a task).
     ///   - name: A plain or schema-qualified identifier: letters, digits and underscores, not
     ///     starting with a digit, at most 63 bytes a part.
-    /// - Throws: ``ValueStoreError/Code/invalidConfiguration`` for any other name, at once.
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/invalidConfiguration`` for any other name, at once.
     public init(client: PostgresClient, name: String = "value_store") throws {
         self.client = client
         self.table = try PostgresTableName(name)
@@ -86,7 +86,7 @@ public struct PostgresValueTable: Sendable {
     ///
     /// A table that exists is left as it is. A schema-qualified name needs its schema to exist.
     ///
-    /// - Throws: ``ValueStoreError/Code/unavailable`` when the server cannot be reached, or the
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/unavailable`` when the server cannot be reached, or the
     ///   server's refusal (such as a missing schema or privilege).
     public func createIfNeeded() async throws {
         let statement = PostgresQuery(
@@ -115,7 +115,7 @@ public struct PostgresValueTable: Sendable {
     /// let flags = table.store("flags", as: Flags.self)
     /// ```
     ///
-    /// Stored bytes that do not decode as `Value` throw ``ValueStoreError/Code/decodingFailed``,
+    /// Stored bytes that do not decode as `Value` throw ``/ValueStore/ValueStoreError/Code/decodingFailed``,
     /// and `update`, `default` and `StoredValue` never write over them.
     ///
     /// - Parameters:
@@ -170,8 +170,8 @@ public struct PostgresValueTable: Sendable {
     /// wins. The changes are written in one statement, which notifies each changed key at commit.
     ///
     /// - Parameter body: Sets and removes keys on the batch.
-    /// - Throws: `body`'s error, ``ValueStoreError/Code/unavailable``, or
-    ///   ``ValueStoreError/Code/outcomeUnknown`` when the connection was lost after the batch was
+    /// - Throws: `body`'s error, ``/ValueStore/ValueStoreError/Code/unavailable``, or
+    ///   ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` when the connection was lost after the batch was
     ///   sent.
     public func batch(_ body: (_ batch: inout PostgresBatch) throws -> Void) async throws {
         var batch = PostgresBatch()
@@ -234,7 +234,7 @@ public struct PostgresValueTable: Sendable {
         )
     }
 
-    /// The JSON codec, reporting any bytes that do not decode as ``ValueStoreError/Code/decodingFailed``:
+    /// The JSON codec, reporting any bytes that do not decode as ``/ValueStore/ValueStoreError/Code/decodingFailed``:
     /// a row is written whole or not at all, so bytes that do not decode were written by another
     /// program or version, never torn.
     static func json<Value: Codable & Sendable>(_: Value.Type) -> Codec<Value, Data> {
