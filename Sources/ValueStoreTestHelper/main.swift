@@ -169,12 +169,10 @@ struct OldAppNote: VersionedValue, Equatable {
     static let version = 2
     var title: String
     var body: String
+}
 
-    init(title: String, body: String) {
-        self.title = title
-        self.body = body
-    }
-
+// In an extension, so the memberwise initializer stays.
+extension OldAppNote {
     init(migrating old: OldAppNoteV1) {
         self.init(title: old.text, body: "")
     }
