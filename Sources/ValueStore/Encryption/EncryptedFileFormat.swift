@@ -123,16 +123,27 @@ enum EncryptedFileFormat {
                 "the file was encrypted with key \(hex(field(8..<16))), but the store holds \(keyring.ids.joined(separator: ", "))"
             )
         }
-        // The sealed box (nonce, then ciphertext and tag) and the authenticated data (header,
-        // then identity), each copied into one buffer straight from the file's bytes.
-        let (sealedBox, authenticated) = bytes.withUnsafeBytes { file in
-            item.identityBytes.withUnsafeBytes { identity in
-                (
-                    Data(joining: .init(rebasing: file[24..<36]), .init(rebasing: file[headerByteCount...])),
-                    Data(joining: .init(rebasing: file[..<headerByteCount]), identity)
-                )
+        // One buffer holds the sealed box (nonce, then ciphertext and tag) and after it the
+        // authenticated data (header, then identity), copied straight from the file's bytes:
+        // each allocation costs a credential's load about 0.3 µs.
+        let sealedCount = Cipher.nonceByteCount + bytes.count - headerByteCount
+        var buffer = Data(count: sealedCount + headerByteCount + item.identityBytes.count)
+        buffer.withUnsafeMutableBytes { buffer in
+            bytes.withUnsafeBytes { file in
+                item.identityBytes.withUnsafeBytes { identity in
+                    var end = 0
+                    func append(_ part: UnsafeRawBufferPointer) {
+                        UnsafeMutableRawBufferPointer(rebasing: buffer[end...]).copyMemory(from: part)
+                        end += part.count
+                    }
+                    append(.init(rebasing: file[24..<36]))
+                    append(.init(rebasing: file[headerByteCount...]))
+                    append(.init(rebasing: file[..<headerByteCount]))
+                    append(identity)
+                }
             }
         }
+        let (sealedBox, authenticated) = (buffer[..<sealedCount], buffer[sealedCount...])
         guard let plaintext = try Cipher.open(sealedBox, using: secret, authenticating: authenticated) else {
             throw failure(
                 .authenticationFailed,
@@ -185,16 +196,5 @@ enum EncryptedFileFormat {
             characters.append(digits[Int(byte & 0x0f)])
         }
         return String(decoding: characters, as: UTF8.self)
-    }
-}
-
-extension Data {
-    /// `first` followed by `second`, in one new buffer.
-    fileprivate init(joining first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
-        self.init(count: first.count + second.count)
-        withUnsafeMutableBytes { buffer in
-            buffer.copyMemory(from: first)
-            UnsafeMutableRawBufferPointer(rebasing: buffer[first.count...]).copyMemory(from: second)
-        }
     }
 }
