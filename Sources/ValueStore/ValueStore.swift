@@ -105,12 +105,33 @@ public struct ValueStore<Environment, Value>: Sendable {
 
     /// Saves the value and returns it as it was stored.
     ///
+    /// ``save(_:)`` runs the closure you assign: a store with a faster way to save (the in-memory
+    /// store saves without an async call) drops it when you assign a new `save`.
+    ///
     /// > Important: Each closure is independent. Assigning a new `save` does not change
     /// > ``update``, which keeps writing the way it did. When you replace `save` or ``remove``,
     /// > replace ``update`` too, or build a new store with
     /// > ``init(label:load:loadImmediately:save:remove:update:changeSignals:)``,
     /// > which derives `update` from the closures you give it.
-    public var save: Save
+    @inlinable
+    public var save: Save {
+        get { saveClosure }
+        set {
+            saveClosure = newValue
+            saveImmediately = nil
+        }
+    }
+
+    /// The closure behind ``save``.
+    @usableFromInline
+    var saveClosure: Save
+
+    /// Saves without suspending, for a store that can (``inMemory(_:)``), or `nil`; it must do
+    /// what ``save`` does. ``save(_:)`` tries it first: an async closure call costs an async
+    /// frame from the task allocator, which is most of an in-memory save. Assigning ``save``
+    /// sets it to `nil`, so a replaced `save` is never bypassed.
+    @usableFromInline
+    var saveImmediately: (@Sendable (_ value: Value, _ environment: Environment) throws -> Value)? = nil
 
     /// Removes the value; removing an absent value succeeds.
     public var remove: Remove
@@ -237,14 +258,14 @@ public struct ValueStore<Environment, Value>: Sendable {
         self.load = load
         self.loadImmediately = loadImmediately
         if let changeSignals {
-            self.save = save
+            self.saveClosure = save
             self.remove = remove
             self.update = update ?? Self.loadingAndSaving(load: load, save: save, remove: remove)
             self.changeSignals = changeSignals
             return
         }
         let broadcaster = ChangeBroadcaster()
-        self.save = { value, environment in
+        self.saveClosure = { value, environment in
             let stored = try await save(value, environment)
             broadcaster.signal()
             return stored
@@ -260,7 +281,7 @@ public struct ValueStore<Environment, Value>: Sendable {
                 return stored
             }
         } else {
-            self.update = Self.loadingAndSaving(load: load, save: self.save, remove: self.remove)
+            self.update = Self.loadingAndSaving(load: load, save: saveClosure, remove: self.remove)
         }
         self.changeSignals = { _ in broadcaster.signals() }
     }
@@ -350,7 +371,10 @@ extension ValueStore where Environment == Void {
     @discardableResult
     @inlinable
     public func save(_ value: Value) async throws -> Value {
-        try await save(value, ())
+        if let saveImmediately {
+            return try saveImmediately(value, ())
+        }
+        return try await save(value, ())
     }
 
     /// Removes the value. Removing an absent value succeeds.

@@ -6,14 +6,16 @@ struct EncryptedFile: Sendable {
     let file: DurableFile
     /// What the file's authenticated data binds it to: by default its name.
     let item: EncryptedFileFormat.Item
+    /// The file's label, built once: every load names the store to the decryption, which
+    /// reports its failures with it.
+    let label: String
 
     init(_ url: URL, identity: String?, durability: FileOptions.Durability, fileSystem: FileSystem) {
         file = DurableFile(
             url, options: FileOptions(durability: durability, permissions: 0o600), fileSystem: fileSystem)
         item = EncryptedFileFormat.Item(identity ?? file.name)
+        label = file.label
     }
-
-    var label: String { file.label }
 
     func decrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Data {
         try EncryptedFileFormat.open(sealed, with: keyring, item: item, store: label)

@@ -22,10 +22,13 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
     /// The 8 bytes ``id`` spells, as a file's header holds them: loads compare these, so a load
     /// formats no hexadecimal.
     let identifier: Data
+    /// ``identifier`` read as a big-endian number, as a load reads the header's field.
+    let identifierNumber: UInt64
 
     init(_ secret: SecretKey) {
         self.secret = secret
         identifier = secret.identifier
+        identifierNumber = EncryptedFileFormat.number(identifier, at: 0)
         id = EncryptedFileFormat.hex(identifier)
     }
 

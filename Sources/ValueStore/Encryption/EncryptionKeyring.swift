@@ -32,9 +32,13 @@ public struct EncryptionKeyring: Sendable, Hashable {
         current.id == id ? current : previous.first { $0.id == id }
     }
 
-    /// The key whose identifier is `bytes` (a file header's key id field), if this keyring holds it.
-    func key(withIdentifier bytes: Data) -> EncryptionKey? {
-        current.identifier == bytes ? current : previous.first { $0.identifier == bytes }
+    /// The secret of the key whose identifier is `number` (a file header's key id field, read as
+    /// a big-endian number), if this keyring holds it.
+    func secret(withIdentifier number: UInt64) -> SecretKey? {
+        if current.identifierNumber == number {
+            return current.secret
+        }
+        return previous.first { $0.identifierNumber == number }?.secret
     }
 
     /// The ids this keyring holds, for error messages.

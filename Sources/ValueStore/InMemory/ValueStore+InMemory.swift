@@ -28,7 +28,7 @@ extension ValueStore where Value: Sendable {
     /// A store over `box`, which other code may hold too (the deprecated `Reference` does).
     @inlinable
     static func inMemory(_ box: InMemoryBox<Value>, label: String) -> Self {
-        Self(
+        var store = Self(
             label: label,
             load: { _ in try box.load(label: label) },
             loadImmediately: { _ in try box.load(label: label) },
@@ -53,6 +53,12 @@ extension ValueStore where Value: Sendable {
             },
             changeSignals: { _ in box.signals() }
         )
+        // What `save` does, without the async frame its call costs; `save(_:)` tries it first.
+        store.saveImmediately = { value, _ in
+            box.store(value)
+            return value
+        }
+        return store
     }
 }
 

@@ -42,6 +42,30 @@ import ValueStoreTesting
         #expect(error?.store == "in-memory store")
     }
 
+    // `save(_:)` stores without calling the `save` closure, to spare an async frame; it must
+    // still be a save: stored, returned, and reported to `changes()`.
+    @Test(.timeLimit(.minutes(1))) func saveStoresReturnsAndReportsTheValue() async throws {
+        let store = ValueStore<Void, Int>.inMemory(1)
+        var states = store.changes().makeAsyncIterator()
+        #expect(await states.next()?.summary == "1")
+        #expect(try await store.save(2) == 2)
+        #expect(try await store.load() == 2)
+        #expect(await states.next()?.summary == "2")
+    }
+
+    @Test func aReplacedSaveIsNeverBypassed() async throws {
+        let base = ValueStore<Void, Int>.inMemory(0)
+        var store = base
+        store.save = { value, environment in try await base.save(value * 10, environment) }
+        #expect(try await store.save(2) == 20)
+        #expect(try await base.load() == 20)
+
+        var throughKeyPath = base
+        throughKeyPath[keyPath: \.save] = { _, _ in throw ValueStoreError(.locked, reason: "replaced") }
+        await #expect(throws: ValueStoreError.self) { try await throughKeyPath.save(3) }
+        #expect(try await base.load() == 20)
+    }
+
     @Test func concurrentUpdatesAreAtomic() async throws {
         let store = ValueStore<Void, Int>.inMemory(0)
         try await concurrently(500) { _ in try await store.update { $0 += 1 } }
