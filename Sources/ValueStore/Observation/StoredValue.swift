@@ -37,12 +37,12 @@ public import Observation
 @MainActor
 public final class StoredValue<Value: Sendable>: Observable {
     /// Tells observers about ``value`` and ``error``, by hand: no reliance on `@Observable`'s names.
-    private let registrar = ObservationRegistrar()
+    @usableFromInline let registrar = ObservationRegistrar()
 
     /// The value shown, observed through a key path kept here: one into a generic class is built
     /// anew at each use, which would make every read of ``value`` cost a microsecond.
-    private var storage: Value
-    private let valueKeyPath: KeyPath<StoredValue, Value> = \.value
+    @usableFromInline var storage: Value
+    @usableFromInline let valueKeyPath: KeyPath<StoredValue, Value> = \.value
     private var storedError: (any Error)?
     private let errorKeyPath: KeyPath<StoredValue, (any Error)?> = \.error
 
@@ -52,8 +52,10 @@ public final class StoredValue<Value: Sendable>: Observable {
         set { registrar.withMutation(of: self, keyPath: valueKeyPath) { storage = newValue } }
     }
 
-    /// `member`, after telling observers it was read through `keyPath`.
-    private func observed<Member>(_ keyPath: KeyPath<StoredValue, Member>, _ member: Member) -> Member {
+    /// `member`, after telling observers it was read through `keyPath`. Inlinable, with what it
+    /// reads, so a read of ``value`` compiles into the caller, specialized for its `Value`.
+    @inlinable
+    func observed<Member>(_ keyPath: KeyPath<StoredValue, Member>, _ member: Member) -> Member {
         registrar.access(self, keyPath: keyPath)
         return member
     }
@@ -141,7 +143,7 @@ public final class StoredValue<Value: Sendable>: Observable {
     /// before the first load finished is saved only once a load shows the store can be read;
     /// otherwise the value the store was last known to hold is shown again.
     public var value: Value {
-        get { current }
+        @inlinable get { observed(valueKeyPath, storage) }
         set {
             guard !unreadable else {
                 error = refusal()
