@@ -99,9 +99,11 @@ let package = Package(
             ],
             swiftSettings: strictness
         ),
+        // What both test targets use to run ValueStoreTestHelper in a process of its own.
+        .target(name: "ValueStoreTestSupport", path: "Tests/Support", swiftSettings: strictness),
         .testTarget(
             name: "ValueStoreTests",
-            dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestHelper"],
+            dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestHelper", "ValueStoreTestSupport"],
             // What each shipped schema version stored, read through `Bundle.module` by the
             // versioning tests; see Documentation/Versioning.md.
             resources: [.copy("Versioning/Fixtures")],
@@ -112,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "ValueStorePostgresTests",
             dependencies: [
-                "ValueStore", "ValueStoreTesting", "ValueStoreTestHelper",
+                "ValueStore", "ValueStoreTesting", "ValueStoreTestHelper", "ValueStoreTestSupport",
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ],

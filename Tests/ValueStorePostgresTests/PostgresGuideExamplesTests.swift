@@ -64,6 +64,8 @@ extension PostgresTests {
                     current = try await flags.load()  // it may have happened: load to find out
                 }
                 #expect(current == Flags())
+                // Neither failure branch ran: the save landed.
+                #expect(try await flags.load() == Flags(newCheckout: true))
             }
         }
 

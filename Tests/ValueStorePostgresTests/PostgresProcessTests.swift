@@ -2,6 +2,7 @@
 import Foundation
 import PostgresNIO
 import Testing
+import ValueStoreTestSupport
 import ValueStore
 import ValueStorePostgres
 

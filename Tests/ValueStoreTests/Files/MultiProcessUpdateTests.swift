@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ValueStore
+import ValueStoreTestSupport
 
 @testable import ValueStoreTestHelper
 

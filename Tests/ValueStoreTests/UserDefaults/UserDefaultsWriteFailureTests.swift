@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ValueStoreTestSupport
 
 /// A `userDefaults` save that Foundation cannot write to disk changes nothing. Tested in a child
 /// process: once one suite's file cannot be written, Foundation on Linux fails the

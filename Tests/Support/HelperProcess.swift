@@ -1,15 +1,19 @@
-import Foundation
+package import Foundation
 
 /// Runs the package's `ValueStoreTestHelper` executable, which `swift test` builds beside the
-/// test bundle.
-struct HelperProcess {
-    let process = Process()
+/// test bundle. Shared by the test targets, which depend on the helper so it is built.
+package struct HelperProcess {
+    package let process = Process()
     private let output = Pipe()
     private let input = Pipe()
 
-    init(_ arguments: String...) throws {
+    /// Starts the helper with `arguments`, adding `environment` to this process's environment.
+    package init(environment: [String: String] = [:], _ arguments: String...) throws {
         process.executableURL = try Self.executable()
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = output
         process.standardInput = input
         try process.run()
@@ -17,7 +21,7 @@ struct HelperProcess {
 
     /// Reads the next line the process prints, without the newline; `nil` once it closed its
     /// output. Reads byte by byte, so nothing after the line is consumed.
-    @concurrent func nextLine() async -> String? {
+    @concurrent package func nextLine() async -> String? {
         var line = Data()
         while true {
             guard let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first else {
@@ -31,24 +35,24 @@ struct HelperProcess {
     }
 
     /// Writes `line` and a newline to the process's standard input.
-    func send(_ line: String) throws {
+    package func send(_ line: String) throws {
         try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Kills the process with SIGKILL and waits for it.
-    func kill() {
+    package func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
     /// Waits for the process to exit and returns its status.
-    func wait() -> Int32 {
+    package func wait() -> Int32 {
         process.waitUntilExit()
         return process.terminationStatus
     }
 
     /// Every line the process printed; call after it exited.
-    func lines() -> [String] {
+    package func lines() -> [String] {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
