@@ -53,8 +53,14 @@ let package = Package(
         // lives outside Benchmarks/, where the benchmark plugin would run it as a suite.
         .executableTarget(
             name: "ObservationLatency",
-            dependencies: [.product(name: "ValueStore", package: library)],
+            dependencies: [.product(name: "ValueStore", package: library), "LatencySupport"],
             path: "Latency/ObservationLatency"
+        ),
+        // The writer process, the clock and the report both latency tools share.
+        .target(
+            name: "LatencySupport",
+            dependencies: [.product(name: "ValueStore", package: library)],
+            path: "Latency/LatencySupport"
         ),
     ],
     swiftLanguageModes: [.v6]
@@ -86,6 +92,7 @@ if withPostgres {
                 .product(name: "ValueStore", package: library),
                 .product(name: "ValueStorePostgres", package: library),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LatencySupport",
             ],
             path: "Latency/PostgresLatency"
         ),
