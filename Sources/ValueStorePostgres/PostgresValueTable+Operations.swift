@@ -13,9 +13,9 @@ import ValueStore
 extension PostgresValueTable {
     func load(_ key: String) async throws -> Data {
         let store = label(key)
-        let statement: PostgresQuery = "SELECT value FROM \(unescaped: table.quoted) WHERE key = \(key)"
+        let statement: PostgresQuery = "SELECT value FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
         let value: Data? = try await connected(step: .read, store: store) { connection in
-            let rows = try await connection.query(statement, logger: Self.logger)
+            let rows = try await PostgresPreparedQuery.run(statement, on: connection)
             var value: Data?
             for try await row in rows {
                 value = try row.decode(Data.self)
@@ -32,9 +32,9 @@ extension PostgresValueTable {
         let identifier = PostgresKey.identifier(key)
         let statement: PostgresQuery = """
             INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version)
-            SELECT \(key), \(ByteBuffer(bytes: value)), 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
+            SELECT \(key)::text, \(ByteBuffer(bytes: value))::bytea, 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
             ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1, updated_at = now()
-            RETURNING pg_notify(\(table.channel), stored.version || ' ' || \(writer) || ' ' || \(identifier))
+            RETURNING pg_notify(\(table.channel)::text, stored.version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
             """
         try await write(statement, store: store, keys: [identifier])
     }
@@ -45,8 +45,8 @@ extension PostgresValueTable {
         let identifier = PostgresKey.identifier(key)
         let statement: PostgresQuery = """
             DELETE FROM \(unescaped: table.quoted)
-            WHERE key = \(key) AND set_config('synchronous_commit', 'on', true) IS NOT NULL
-            RETURNING pg_notify(\(table.channel), (version + 1) || ' ' || \(writer) || ' ' || \(identifier))
+            WHERE key = \(key)::text AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+            RETURNING pg_notify(\(table.channel)::text, (version + 1) || ' ' || \(writer)::text || ' ' || \(identifier)::text)
             """
         try await write(statement, store: store, keys: [identifier])
     }
@@ -70,12 +70,12 @@ extension PostgresValueTable {
         _ body: (_ value: inout Data?) async throws -> Void
     ) async throws -> Data? {
         let identifier = PostgresKey.identifier(key)
-        let read: PostgresQuery = "SELECT value, version FROM \(unescaped: table.quoted) WHERE key = \(key)"
+        let read: PostgresQuery = "SELECT value, version FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
         while true {
             let current: (value: Data, version: Int64)? = try await connected(step: .read, store: store) {
                 connection in
                 var current: (Data, Int64)?
-                for try await row in try await connection.query(read, logger: Self.logger) {
+                for try await row in try await PostgresPreparedQuery.run(read, on: connection) {
                     current = try row.decode((Data, Int64).self)
                 }
                 return current
@@ -91,21 +91,21 @@ extension PostgresValueTable {
             case (nil, let new?):
                 statement = """
                     INSERT INTO \(unescaped: table.quoted) (key, value, version)
-                    SELECT \(key), \(ByteBuffer(bytes: new)), 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    SELECT \(key)::text, \(ByteBuffer(bytes: new))::bytea, 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
                     ON CONFLICT (key) DO NOTHING
-                    RETURNING pg_notify(\(table.channel), version || ' ' || \(writer) || ' ' || \(identifier))
+                    RETURNING pg_notify(\(table.channel)::text, version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             case (let old?, nil):
                 statement = """
                     DELETE FROM \(unescaped: table.quoted)
-                    WHERE key = \(key) AND version = \(old.version) AND set_config('synchronous_commit', 'on', true) IS NOT NULL
-                    RETURNING pg_notify(\(table.channel), (version + 1) || ' ' || \(writer) || ' ' || \(identifier))
+                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    RETURNING pg_notify(\(table.channel)::text, (version + 1) || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             case (let old?, let new?):
                 statement = """
-                    UPDATE \(unescaped: table.quoted) SET value = \(ByteBuffer(bytes: new)), version = version + 1, updated_at = now()
-                    WHERE key = \(key) AND version = \(old.version) AND set_config('synchronous_commit', 'on', true) IS NOT NULL
-                    RETURNING pg_notify(\(table.channel), version || ' ' || \(writer) || ' ' || \(identifier))
+                    UPDATE \(unescaped: table.quoted) SET value = \(ByteBuffer(bytes: new))::bytea, version = version + 1, updated_at = now()
+                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    RETURNING pg_notify(\(table.channel)::text, version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             }
             do {
@@ -134,7 +134,7 @@ extension PostgresValueTable {
         do {
             changed = try await connected(step: .write, store: store) { connection in
                 var changed = false
-                for try await _ in try await connection.query(statement, logger: Self.logger) {
+                for try await _ in try await PostgresPreparedQuery.run(statement, on: connection) {
                     changed = true
                 }
                 return changed
@@ -196,6 +196,9 @@ extension PostgresValueTable {
                 reason: "could not get a connection from the PostgresClient (is it running?)",
                 underlyingError: PostgresFailure(sqlState: nil, message: "\(error)"))
         } catch {
+            if let error = error as? PSQLError {
+                PostgresPreparedQuery.forgetPrepared(after: error)
+            }
             throw ValueStoreError(postgres: error, step: step, table: table, store: store)
         }
     }

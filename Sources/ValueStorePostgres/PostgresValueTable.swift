@@ -210,7 +210,7 @@ public struct PostgresValueTable: Sendable {
             ),
             changed AS (SELECT * FROM removed UNION ALL SELECT * FROM written)
             SELECT changed.key FROM changed JOIN input USING (key) CROSS JOIN durable,
-                LATERAL (SELECT pg_notify(\(table.channel), changed.version || ' ' || \(writer) || ' ' || input.identifier)) AS notified
+                LATERAL (SELECT pg_notify(\(table.channel)::text, changed.version || ' ' || \(writer)::text || ' ' || input.identifier)) AS notified
             """
         try await write(statement, store: label, keys: identifiers)
     }

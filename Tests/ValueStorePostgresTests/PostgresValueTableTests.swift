@@ -104,6 +104,29 @@ extension PostgresTests {
                     #expect(error.code == .invalidConfiguration)
                     #expect("\(error)".contains("'\(name)'") && "\(error)".contains("createIfNeeded()"), "\(error)")
                 }
+                // Statements are prepared once per connection, and postgres-nio keeps a failed
+                // preparation: once the table exists, every operation works on the same connections.
+                try await table.createIfNeeded()
+                try await flags.save(Flags(banner: "made"))
+                #expect(try await flags.load() == Flags(banner: "made"))
+                #expect(try await flags.update { $0.newCheckout = true } == Flags(newCheckout: true, banner: "made"))
+                try await flags.remove()
+                await #expect(throws: ValueStoreError.notFound) { try await flags.load() }
+            }
+        }
+
+        @Test func aTableDroppedAndMadeAgainIsUsedAgain() async throws {
+            try await PostgresServer.withClient { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let flags = table.store("flags", as: Flags.self)
+                try await flags.save(Flags(banner: "first"))
+                try await PostgresServer.execute(client, "DROP TABLE \(unescaped: table.name)")
+                let error = try await #require(throws: ValueStoreError.self) { try await flags.load() }
+                #expect(error.code == .invalidConfiguration)
+                try await table.createIfNeeded()
+                await #expect(throws: ValueStoreError.notFound) { try await flags.load() }
+                try await flags.save(Flags(banner: "second"))
+                #expect(try await flags.load() == Flags(banner: "second"))
             }
         }
 
