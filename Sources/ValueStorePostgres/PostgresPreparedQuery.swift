@@ -9,38 +9,50 @@ import Synchronization
 /// postgres-nio prepares a statement on a connection the first time it runs there and keeps it by
 /// name, but it reads the name and the SQL from the statement's type. A table's statements differ
 /// by table, so ``Statement`` reads them from a task-local value that ``run(_:on:)`` binds for the
-/// one call. The name is a hash of the SQL and a generation: postgres-nio also keeps a failed
-/// preparation (a table not created yet) for good, so a failure the schema could explain moves
-/// every later call to fresh names (``forgetPrepared(after:)``).
+/// one call. The name is a hash of the SQL and that SQL's generation: postgres-nio keeps a failed
+/// preparation for good (a table not created yet, a lock timeout while a migration holds the
+/// table), so each such failure moves the statement's later calls to a fresh name.
 enum PostgresPreparedQuery {
-    /// Runs `query` on `connection` as a prepared statement and returns its rows. Every bind in
-    /// `query` must carry an explicit cast in its SQL (`\(key)::text`): the statement is prepared
-    /// without parameter types, which the server then takes from the casts.
+    /// Runs `query` on `connection` as a prepared statement and returns its rows.
+    ///
+    /// A failure to prepare or bind (nothing ran) moves the statement to a new name; when the
+    /// connection had lost the statement (`26000`, after `DEALLOCATE ALL`) or the table's shape
+    /// changed under it (`0A000`), it is prepared again under the new name at once.
     static func run(
         _ query: PostgresQuery,
         on connection: PostgresConnection
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
-        let text = Text(
-            name: "valuestore_\(PostgresKey.hash(query.sql))_\(generation.load(ordering: .relaxed))",
-            sql: query.sql)
+        let hash = PostgresKey.hash(query.sql)
+        do {
+            return try await execute(query, named: hash, on: connection)
+        } catch let error as PSQLError where error.code == .server {
+            // `execute` returns once the statement is bound; it throws only when preparing or
+            // binding failed, so nothing ran.
+            forgetPrepared(hash)
+            guard let state = error.serverInfo?[.sqlState], state == "26000" || state == "0A000" else { throw error }
+            return try await execute(query, named: hash, on: connection)
+        }
+    }
+
+    private static func execute(
+        _ query: PostgresQuery,
+        named hash: String,
+        on connection: PostgresConnection
+    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
+        let generation = generations.withLock { $0[hash, default: 0] }
+        let text = Text(name: "valuestore_\(hash)_\(generation)", sql: query.sql)
         return try await Statement.$text.withValue(text) {
             try await connection.execute(Statement(bindings: query.binds), logger: PostgresValueTable.logger)
         }
     }
 
-    /// After `error`, prepares every statement again under new names when the schema could
-    /// explain it: an undefined or changed table or column, a missing privilege, or a statement
-    /// the connection no longer has.
-    static func forgetPrepared(after error: PSQLError) {
-        guard let state = error.serverInfo?[.sqlState],
-            state.hasPrefix("42") || state.hasPrefix("3F") || state == "26000" || state == "0A000"
-        else { return }
-        generation.add(1, ordering: .relaxed)
+    /// Moves the statement whose SQL hashes to `hash` to a new name.
+    private static func forgetPrepared(_ hash: String) {
+        generations.withLock { $0[hash, default: 0] += 1 }
     }
 
-    /// Part of every statement's name; one more after each failure ``forgetPrepared(after:)``
-    /// counts.
-    private static let generation = Atomic<Int>(0)
+    /// Each statement's generation, by the hash of its SQL; absent is 0.
+    private static let generations = Mutex<[String: Int]>([:])
 
     /// A statement's name and SQL, for the one call that runs it.
     struct Text: Sendable {
@@ -50,10 +62,11 @@ enum PostgresPreparedQuery {
 
     /// The statement postgres-nio prepares and runs, named and written by the bound ``Text``.
     struct Statement: PostgresPreparedStatement {
-        @TaskLocal static var text = Text(name: "", sql: "")
+        @TaskLocal static var text: Text?
 
-        static var name: String { text.name }
-        static var sql: String { text.sql }
+        // postgres-nio reads these only inside `run`, which binds `text`.
+        static var name: String { text!.name }
+        static var sql: String { text!.sql }
 
         var bindings: PostgresBindings
 

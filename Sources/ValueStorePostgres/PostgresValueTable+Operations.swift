@@ -196,9 +196,6 @@ extension PostgresValueTable {
                 reason: "could not get a connection from the PostgresClient (is it running?)",
                 underlyingError: PostgresFailure(sqlState: nil, message: "\(error)"))
         } catch {
-            if let error = error as? PSQLError {
-                PostgresPreparedQuery.forgetPrepared(after: error)
-            }
             throw ValueStoreError(postgres: error, step: step, table: table, store: store)
         }
     }

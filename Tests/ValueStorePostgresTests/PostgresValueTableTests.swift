@@ -115,6 +115,44 @@ extension PostgresTests {
             }
         }
 
+        @Test func aConnectionThatLostItsStatementsPreparesThemAgain() async throws {
+            var configuration = try PostgresServer.configuration()
+            configuration.options.minimumConnections = 0
+            configuration.options.maximumConnections = 1
+            try await PostgresServer.withClient(configuration: configuration) { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let flags = table.store("flags", as: Flags.self)
+                try await flags.save(Flags(banner: "kept"))
+                #expect(try await flags.load() == Flags(banner: "kept"))
+                // The one connection forgets every prepared statement, as a pooler's reset does.
+                try await PostgresServer.execute(client, "DEALLOCATE ALL")
+                #expect(try await flags.load() == Flags(banner: "kept"))
+                try await flags.save(Flags(banner: "again"))
+                #expect(try await flags.load() == Flags(banner: "again"))
+            }
+        }
+
+        @Test func aPreparationThatTimedOutIsNotKeptOnTheConnection() async throws {
+            var configuration = try PostgresServer.configuration()
+            configuration.options.minimumConnections = 0
+            configuration.options.maximumConnections = 1
+            try await PostgresServer.withClient(configuration: configuration) { client in
+                try await PostgresServer.withClient { other in
+                    let table = try await PostgresServer.scratchTable(client)
+                    let flags = table.store("flags", as: Flags.self)
+                    try await PostgresServer.execute(client, "SET lock_timeout = '100ms'")
+                    // Another machine migrates the table: preparing a statement waits for its lock.
+                    let logger = Logger(label: "tests")
+                    try await other.withTransaction(logger: logger) { connection in
+                        let lock: PostgresQuery = "LOCK TABLE \(unescaped: table.name) IN ACCESS EXCLUSIVE MODE"
+                        _ = try await connection.query(lock, logger: logger)
+                        await #expect(throws: ValueStoreError.self) { try await flags.load() }
+                    }
+                    await #expect(throws: ValueStoreError.notFound) { try await flags.load() }
+                }
+            }
+        }
+
         @Test func aTableDroppedAndMadeAgainIsUsedAgain() async throws {
             try await PostgresServer.withClient { client in
                 let table = try await PostgresServer.scratchTable(client)
