@@ -11,6 +11,6 @@ extension ValueStore where Environment == Void {
     public func require<NewEnvironment>(
         _ type: NewEnvironment.Type = NewEnvironment.self
     ) -> ValueStore<NewEnvironment, Value> {
-        pullback { (_: NewEnvironment) in () }
+        fixing(())
     }
 }
