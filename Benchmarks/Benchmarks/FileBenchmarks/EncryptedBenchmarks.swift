@@ -102,6 +102,19 @@ func registerUnchangedEncryptedFileRows<Value: Codable & Sendable & Equatable>(
         }
     }
 
+    // The same plain read as an app writes it, with Foundation: the floor a client measuring
+    // apart from the project is likely to use. The raw read above stays the one to beat.
+    benchmarkInFreshDirectory("\(name), floor: Data(contentsOf:) + decode", configuration: configuration) {
+        directory in
+        let url = directory.appending(path: "value.json")
+        try json.encode(value).write(to: url)
+        return url
+    } measure: { benchmark, url in
+        for _ in benchmark.scaledIterations {
+            blackHole(try json.decode(Data(contentsOf: url)))
+        }
+    }
+
     // The plain file store of the same value, for comparison: what a load costs before any
     // decryption (the hop off the caller's executor, the file's checks, the combinators).
     benchmarkInFreshDirectory("jsonFile \(size): load, for comparison", configuration: configuration) { directory in
