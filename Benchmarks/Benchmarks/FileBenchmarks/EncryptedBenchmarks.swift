@@ -161,6 +161,61 @@ func registerUnchangedEncryptedFileRows<Value: Codable & Sendable & Equatable>(
     }
 }
 
+/// A load of a small encrypted file that changed since the last load, so the store decrypts it
+/// every time rather than recognising the bytes it opened last. Each iteration first writes the
+/// other of two versions the store sealed of the same value (each with its own nonce, both the
+/// same length) in place and without `fsync`, in the row and in its floor alike, so the ratio is the decryption path's.
+func registerChangedEncryptedFileRows<Value: Codable & Sendable & Equatable>(
+    _ value: Value,
+    size: String,
+    configuration: Benchmark.Configuration
+) {
+    let json = Format<Value>.json
+    let name = "encryptedFile \(size): load of a file that changed since the last load"
+
+    /// Two versions of the file, sealed by the store under `key`.
+    @Sendable func versions(_ url: URL, _ key: EncryptionKey) async throws -> [Data] {
+        let store = ValueStore<Void, Value>.encryptedFile(url, key: key)
+        var versions: [Data] = []
+        for _ in 0..<2 {
+            try await store.save(value)
+            versions.append(try Data(contentsOf: url))
+        }
+        return versions
+    }
+
+    benchmarkInFreshDirectory("\(name), floor: write + raw read + open + decode", configuration: configuration) {
+        directory in
+        let url = directory.appending(path: "value.enc")
+        let key = EncryptionKey.random()
+        return (url, try await versions(url, key), SymmetricKey(data: key.rawRepresentation), Data("value.enc".utf8))
+    } measure: { benchmark, state in
+        let (url, versions, key, identity) = state
+        let file = RawFile(url)
+        for index in benchmark.scaledIterations {
+            try file.overwrite(with: versions[index % 2])
+            let sealed = try file.contents()
+            var combined = Data(sealed[24..<36])
+            combined.append(sealed[44...])
+            let box = try AES.GCM.SealedBox(combined: combined)
+            blackHole(try json.decode(AES.GCM.open(box, using: key, authenticating: sealed[0..<44] + identity)))
+        }
+    }
+
+    benchmarkInFreshDirectory(name, configuration: configuration) { directory in
+        let url = directory.appending(path: "value.enc")
+        let key = EncryptionKey.random()
+        return (url, try await versions(url, key), ValueStore<Void, Value>.encryptedFile(url, key: key))
+    } measure: { benchmark, state in
+        let (url, versions, store) = state
+        let file = RawFile(url)
+        for index in benchmark.scaledIterations {
+            try file.overwrite(with: versions[index % 2])
+            blackHole(try await store.load())
+        }
+    }
+}
+
 /// What the decryption alone costs, with no file: one AES-256-GCM open of the same sealed bytes,
 /// held in memory, and the JSON decode alone, to split what a store's load row shows.
 func registerDecryptionAloneRows<Value: Codable & Sendable & Equatable>(

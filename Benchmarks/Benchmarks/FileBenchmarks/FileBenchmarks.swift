@@ -44,6 +44,7 @@ let benchmarks: @Sendable () -> Void = {
     registerEncryptedRows(Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
     registerEncryptedRows(Library.megabyte, size: "1 MB", saves: .largeValue, loads: .largeValue)
     registerUnchangedEncryptedFileRows(Credential.sample, size: "credential", configuration: .smallLoads)
+    registerChangedEncryptedFileRows(Credential.sample, size: "credential", configuration: .smallLoads)
     registerDecryptionAloneRows(Credential.sample, size: "credential", configuration: .smallLoads)
     registerDecryptionAloneRows(Settings.sample, size: "1 KB", configuration: .smallLoads)
 }

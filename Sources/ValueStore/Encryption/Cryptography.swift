@@ -13,7 +13,7 @@ import _CryptoExtras
 #endif
 
 /// A 256-bit key held by the platform's key type, which wipes its memory when released.
-struct SecretKey: Sendable {
+struct SecretKey: Sendable, Equatable {
     fileprivate let key: SymmetricKey
 
     static let byteCount = 32
@@ -36,6 +36,11 @@ struct SecretKey: Sendable {
 
     var bytes: Data {
         key.withUnsafeBytes { Data($0) }
+    }
+
+    /// Whether two keys are the same key, compared in constant time.
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.key == rhs.key
     }
 
     /// A public name for the key: the first 8 bytes of an HMAC of a fixed label. It tells keys

@@ -9,6 +9,8 @@ struct EncryptedFile: Sendable {
     /// The file's label, built once: every load names the store to the decryption, which
     /// reports its failures with it.
     let label: String
+    /// The last file this store decrypted: loading it again unchanged skips the decryption.
+    let memo = DecryptedFileMemo()
 
     init(_ url: URL, identity: String?, durability: FileOptions.Durability, fileSystem: FileSystem) {
         file = DurableFile(
@@ -18,7 +20,7 @@ struct EncryptedFile: Sendable {
     }
 
     func decrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Data {
-        try EncryptedFileFormat.open(sealed, with: keyring, item: item, store: label)
+        try EncryptedFileFormat.open(sealed, with: keyring, item: item, store: label, memo: memo)
     }
 
     func encrypt(_ plaintext: Data, with keyring: EncryptionKeyring) throws -> Data {

@@ -65,7 +65,15 @@ enum EncryptedFileFormat {
     /// Decrypts a file for `item`, with whichever key of `keyring` wrote it.
     ///
     /// Each way a file can be wrong has its own error, and none of them is `notFound`.
-    static func open(_ file: Data, with keyring: EncryptionKeyring, item: Item, store: String) throws -> Data {
+    /// With a `memo`, a file identical to the last one it opened with the same key costs no
+    /// decryption; every check before the decryption still runs.
+    static func open(
+        _ file: Data,
+        with keyring: EncryptionKeyring,
+        item: Item,
+        store: String,
+        memo: DecryptedFileMemo? = nil
+    ) throws -> Data {
         let identity = item.identity
         // Fields are slices of the file, read at offsets from its start (it may itself be a slice).
         let bytes = file
@@ -118,6 +126,9 @@ enum EncryptedFileFormat {
                 "the file was encrypted with key \(hex(field(8..<16))), but the store holds \(keyring.ids.joined(separator: ", "))"
             )
         }
+        if let plaintext = memo?.plaintext(of: bytes, openedWith: secret) {
+            return plaintext
+        }
         // One buffer holds the sealed box (nonce, then ciphertext and tag) and after it the
         // authenticated data (header, then identity), copied straight from the file's bytes:
         // each allocation costs a credential's load about 0.3 µs.
@@ -145,6 +156,7 @@ enum EncryptedFileFormat {
                 "the file failed authentication: it was changed after it was written (tampered with or damaged)"
             )
         }
+        memo?.remember(plaintext, of: bytes, openedWith: secret)
         return plaintext
     }
 

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import ValueStore
+
+@Suite struct DecryptedFileMemoTests {
+    let key = EncryptionKey.random()
+    let item = EncryptedFileFormat.Item("token.enc")
+
+    @Test func aFileOpenedOnceIsKnownByItsBytesAndKey() throws {
+        let memo = DecryptedFileMemo()
+        let plaintext = Data(#""a token""#.utf8)
+        let file = try EncryptedFileFormat.seal(plaintext, with: key, item: item)
+        let keyring = EncryptionKeyring(current: key)
+        #expect(memo.plaintext(of: file, openedWith: key.secret) == nil)
+        #expect(try EncryptedFileFormat.open(file, with: keyring, item: item, store: "test", memo: memo) == plaintext)
+        #expect(memo.plaintext(of: file, openedWith: key.secret) == plaintext)
+        #expect(memo.plaintext(of: file, openedWith: EncryptionKey.random().secret) == nil, "another key")
+        var changed = file
+        changed[changed.count - 1] ^= 0x01
+        #expect(memo.plaintext(of: changed, openedWith: key.secret) == nil, "another byte")
+    }
+
+    @Test func aLargeFileIsNotKept() throws {
+        let memo = DecryptedFileMemo()
+        let plaintext = Data(repeating: 0x41, count: DecryptedFileMemo.largestFile)
+        let file = try EncryptedFileFormat.seal(plaintext, with: key, item: item)
+        let opened = try EncryptedFileFormat.open(
+            file, with: EncryptionKeyring(current: key), item: item, store: "test", memo: memo)
+        #expect(opened == plaintext)
+        #expect(memo.plaintext(of: file, openedWith: key.secret) == nil)
+    }
+
+    @Test func everyCheckBeforeTheDecryptionStillRuns() throws {
+        let memo = DecryptedFileMemo()
+        let file = try EncryptedFileFormat.seal(Data("1".utf8), with: key, item: item)
+        let keyring = EncryptionKeyring(current: key)
+        _ = try EncryptedFileFormat.open(file, with: keyring, item: item, store: "test", memo: memo)
+        #expect(throws: ValueStoreError(.wrongKey)) {
+            try EncryptedFileFormat.open(
+                file, with: EncryptionKeyring(current: .random()), item: item, store: "test", memo: memo)
+        }
+        #expect(throws: ValueStoreError(.itemMismatch)) {
+            try EncryptedFileFormat.open(
+                file, with: keyring, item: .init("other.enc"), store: "test", memo: memo)
+        }
+    }
+
+    @Test func aByteChangedAfterALoadIsStillRefused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let store = ValueStore<Void, String>.encryptedFile(url, key: key)
+            try await store.save("a token")
+            #expect(try await store.load() == "a token")
+            let original = try url.bytes()
+            for index in original.indices {
+                var damaged = original
+                damaged[index] ^= 0x01
+                try damaged.write(to: url)
+                let error = await #expect(throws: ValueStoreError.self, "byte \(index) went unnoticed") {
+                    try await store.load()
+                }
+                #expect(error?.code != .notFound)
+            }
+            try original.write(to: url)
+            #expect(try await store.load() == "a token")
+        }
+    }
+
+    @Test func aKeyringWithoutTheKeyIsRefusedAfterALoad() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let store = ValueStore<EncryptionKeyring, String>.encryptedFile(url)
+            try await store.save("a token", EncryptionKeyring(current: key))
+            #expect(try await store.load(EncryptionKeyring(current: key)) == "a token")
+            await #expect(throws: ValueStoreError(.wrongKey)) {
+                try await store.load(EncryptionKeyring(current: .random()))
+            }
+            let rotated = EncryptionKeyring(current: .random(), previous: [key])
+            #expect(try await store.load(rotated) == "a token")
+        }
+    }
+
+    @Test func anotherWritersFileIsReadAfterALoad() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let reader = ValueStore<Void, String>.encryptedFile(url, key: key)
+            let writer = ValueStore<Void, String>.encryptedFile(url, key: key)
+            try await writer.save("first")
+            #expect(try await reader.load() == "first")
+            try await writer.save("second")
+            #expect(try await reader.load() == "second")
+            try await writer.save("first")
+            #expect(try await reader.load() == "first")
+        }
+    }
+}
