@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import Synchronization
 import ValueStore
 
 #if canImport(CryptoKit)
@@ -188,12 +189,12 @@ func registerChangedEncryptedFileRows<Value: Codable & Sendable & Equatable>(
         directory in
         let url = directory.appending(path: "value.enc")
         let key = EncryptionKey.random()
-        return (url, try await versions(url, key), SymmetricKey(data: key.rawRepresentation), Data("value.enc".utf8))
+        let secret = SymmetricKey(data: key.rawRepresentation)
+        return (RawFile(url), try await versions(url, key), secret, Data("value.enc".utf8), Alternation())
     } measure: { benchmark, state in
-        let (url, versions, key, identity) = state
-        let file = RawFile(url)
-        for index in benchmark.scaledIterations {
-            try file.overwrite(with: versions[index % 2])
+        let (file, versions, key, identity, alternation) = state
+        for _ in benchmark.scaledIterations {
+            try file.overwrite(with: versions[alternation.next()])
             let sealed = try file.contents()
             var combined = Data(sealed[24..<36])
             combined.append(sealed[44...])
@@ -205,14 +206,24 @@ func registerChangedEncryptedFileRows<Value: Codable & Sendable & Equatable>(
     benchmarkInFreshDirectory(name, configuration: configuration) { directory in
         let url = directory.appending(path: "value.enc")
         let key = EncryptionKey.random()
-        return (url, try await versions(url, key), ValueStore<Void, Value>.encryptedFile(url, key: key))
+        let store = ValueStore<Void, Value>.encryptedFile(url, key: key)
+        return (RawFile(url), try await versions(url, key), store, Alternation())
     } measure: { benchmark, state in
-        let (url, versions, store) = state
-        let file = RawFile(url)
-        for index in benchmark.scaledIterations {
-            try file.overwrite(with: versions[index % 2])
+        let (file, versions, store, alternation) = state
+        for _ in benchmark.scaledIterations {
+            try file.overwrite(with: versions[alternation.next()])
             blackHole(try await store.load())
         }
+    }
+}
+
+/// Which of two versions to write next: each sample runs one iteration, so the alternation lives
+/// in the benchmark's state rather than in the iteration's index.
+final class Alternation: Sendable {
+    private let count = Atomic<Int>(0)
+
+    func next() -> Int {
+        count.add(1, ordering: .relaxed).newValue % 2
     }
 }
 

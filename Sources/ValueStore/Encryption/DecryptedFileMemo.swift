@@ -7,9 +7,10 @@ import Synchronization
 /// It is sound because a file's bytes are all authenticated: the same bytes under the same key
 /// and item decrypt to the same plaintext, and any changed byte misses, so a damaged or tampered
 /// file is opened, and refused, in full. Every check of the header, the key lookup included, runs
-/// before the memo is asked. It keeps no more than the process already holds: the key that
-/// decrypts the file lives beside it. Files over ``largestFile`` are not kept, so a large file
-/// never sits in memory twice.
+/// before the memo is asked. Only stores that hold their key for as long as they live have one
+/// (built with `key:` or `keyring:`), so it keeps the plaintext beside a key that decrypts the
+/// file anyway; a store whose key comes with each call (a vault, an environment) keeps neither.
+/// Files over ``largestFile`` are not kept, so a large file never sits in memory twice.
 final class DecryptedFileMemo: Sendable {
     /// Larger files are decrypted every time.
     static let largestFile = 64 * 1024
@@ -28,6 +29,11 @@ final class DecryptedFileMemo: Sendable {
             return nil
         }
         return entry.plaintext
+    }
+
+    /// Forgets the last file: its plaintext, and the key that opened it.
+    func forget() {
+        last.withLock { $0 = nil }
     }
 
     /// Keeps `plaintext` as what `file` decrypts to with `secret`.

@@ -9,14 +9,28 @@ struct EncryptedFile: Sendable {
     /// The file's label, built once: every load names the store to the decryption, which
     /// reports its failures with it.
     let label: String
-    /// The last file this store decrypted: loading it again unchanged skips the decryption.
-    let memo = DecryptedFileMemo()
+    /// The last file this store decrypted, so that loading it again unchanged skips the
+    /// decryption; only for stores that hold their key for as long as they live.
+    let memo: DecryptedFileMemo?
 
-    init(_ url: URL, identity: String?, durability: FileOptions.Durability, fileSystem: FileSystem) {
+    /// The file at `url`, sealed for `identity` (by default the file's name).
+    ///
+    /// `remembersLastFile` keeps the last file's plaintext (see ``DecryptedFileMemo``). Only a
+    /// store that holds its key for its whole life may: one whose key comes with each call, from
+    /// a vault that locks or an environment, must not keep the key or the plaintext once the call
+    /// ends.
+    init(
+        _ url: URL,
+        identity: String?,
+        durability: FileOptions.Durability,
+        fileSystem: FileSystem,
+        remembersLastFile: Bool = false
+    ) {
         file = DurableFile(
             url, options: FileOptions(durability: durability, permissions: 0o600), fileSystem: fileSystem)
         item = EncryptedFileFormat.Item(identity ?? file.name)
         label = file.label
+        memo = remembersLastFile ? DecryptedFileMemo() : nil
     }
 
     func decrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Data {
@@ -34,6 +48,12 @@ struct EncryptedFile: Sendable {
     /// The plaintext, or `nil` when there is no file; off the caller's executor.
     @concurrent func readDecrypted(with keyring: EncryptionKeyring) async throws -> Data? {
         try file.read().map { try decrypt($0, with: keyring) }
+    }
+
+    /// Removes the file, and forgets the plaintext of the last one read.
+    func remove() async throws {
+        defer { memo?.forget() }
+        try await file.remove()
     }
 
     /// Encrypts `plaintext` and saves it durably, taking the file's locks.

@@ -37,8 +37,22 @@ extension ValueStore where Environment == EncryptionKeyring, Value: Codable & Se
         identity: String? = nil,
         durability: FileOptions.Durability = .durable
     ) -> ValueStore<EncryptionKeyring, Value> {
+        encryptedFile(url, identity: identity, durability: durability, remembersLastFile: false)
+    }
+
+    /// The keyring-taking store, remembering the last file it decrypted when the store that
+    /// wraps it holds its key for as long as it lives (see ``DecryptedFileMemo``).
+    static func encryptedFile(
+        _ url: URL,
+        identity: String?,
+        durability: FileOptions.Durability,
+        remembersLastFile: Bool
+    ) -> ValueStore<EncryptionKeyring, Value> {
         ValueStore<EncryptionKeyring, Data>
-            .encryptedFile(url, identity: identity, durability: durability, fileSystem: .live)
+            .encryptedFile(
+                url, identity: identity, durability: durability, fileSystem: .live,
+                remembersLastFile: remembersLastFile
+            )
             .coded(.redactedJSON)
     }
 }
@@ -49,9 +63,12 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
         _ url: URL,
         identity: String?,
         durability: FileOptions.Durability,
-        fileSystem: FileSystem
+        fileSystem: FileSystem,
+        remembersLastFile: Bool = false
     ) -> Self {
-        let encrypted = EncryptedFile(url, identity: identity, durability: durability, fileSystem: fileSystem)
+        let encrypted = EncryptedFile(
+            url, identity: identity, durability: durability, fileSystem: fileSystem,
+            remembersLastFile: remembersLastFile)
         let file = encrypted.file
         return Self(
             label: encrypted.label,
@@ -65,7 +82,7 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
                 try await encrypted.save(plaintext, with: keyring)
                 return plaintext
             },
-            remove: { _ in try await file.remove() },
+            remove: { _ in try await encrypted.remove() },
             update: { keyring, body in
                 try await file.update(
                     body,
@@ -129,7 +146,9 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         identity: String? = nil,
         durability: FileOptions.Durability = .durable
     ) -> Self {
-        ValueStore<EncryptionKey, Value>.encryptedFile(url, identity: identity, durability: durability).provide(key)
+        ValueStore<EncryptionKeyring, Value>
+            .encryptedFile(url, identity: identity, durability: durability, remembersLastFile: true)
+            .provide(EncryptionKeyring(current: key))
     }
 
     /// A store that keeps a `Codable` value in an encrypted file, saving with the keyring's
@@ -151,8 +170,9 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         identity: String? = nil,
         durability: FileOptions.Durability = .durable
     ) -> Self {
-        ValueStore<EncryptionKeyring, Value>.encryptedFile(url, identity: identity, durability: durability).provide(
-            keyring)
+        ValueStore<EncryptionKeyring, Value>
+            .encryptedFile(url, identity: identity, durability: durability, remembersLastFile: true)
+            .provide(keyring)
     }
 
     /// A store that keeps a `Codable` value in an encrypted file whose keys come from a

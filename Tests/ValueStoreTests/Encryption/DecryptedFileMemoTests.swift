@@ -94,4 +94,23 @@ import Testing
             #expect(try await reader.load() == "first")
         }
     }
+
+    @Test func onlyAStoreThatHoldsItsKeyRemembersAndItForgetsOnRemove() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let keyring = EncryptionKeyring(current: key)
+            let plaintext = Data(#""a token""#.utf8)
+            let holding = EncryptedFile(
+                url, identity: nil, durability: .durable, fileSystem: .live, remembersLastFile: true)
+            try await holding.save(plaintext, with: keyring)
+            #expect(try await holding.readDecrypted(with: keyring) == plaintext)
+            let file = try url.bytes()
+            #expect(holding.memo?.plaintext(of: file, openedWith: key.secret) == plaintext)
+            try await holding.remove()
+            #expect(holding.memo?.plaintext(of: file, openedWith: key.secret) == nil, "forgotten on remove")
+            // A store whose key comes with each call (a vault, an environment) keeps nothing.
+            let perCall = EncryptedFile(url, identity: nil, durability: .durable, fileSystem: .live)
+            #expect(perCall.memo == nil)
+        }
+    }
 }
