@@ -71,7 +71,7 @@ import Testing
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "token.enc")
             let store = ValueStore<EncryptionKeyring, String>.encryptedFile(url)
-            try await store.save("a token", EncryptionKeyring(current: key))
+            _ = try await store.save("a token", EncryptionKeyring(current: key))
             #expect(try await store.load(EncryptionKeyring(current: key)) == "a token")
             await #expect(throws: ValueStoreError(.wrongKey)) {
                 try await store.load(EncryptionKeyring(current: .random()))
