@@ -116,10 +116,7 @@ extension PostgresTests {
         }
 
         @Test func aConnectionThatLostItsStatementsPreparesThemAgain() async throws {
-            var configuration = try PostgresServer.configuration()
-            configuration.options.minimumConnections = 0
-            configuration.options.maximumConnections = 1
-            try await PostgresServer.withClient(configuration: configuration) { client in
+            try await PostgresServer.withClient(configuration: PostgresServer.oneConnection()) { client in
                 let table = try await PostgresServer.scratchTable(client)
                 let flags = table.store("flags", as: Flags.self)
                 try await flags.save(Flags(banner: "kept"))
@@ -133,10 +130,7 @@ extension PostgresTests {
         }
 
         @Test func aPreparationThatTimedOutIsNotKeptOnTheConnection() async throws {
-            var configuration = try PostgresServer.configuration()
-            configuration.options.minimumConnections = 0
-            configuration.options.maximumConnections = 1
-            try await PostgresServer.withClient(configuration: configuration) { client in
+            try await PostgresServer.withClient(configuration: PostgresServer.oneConnection()) { client in
                 try await PostgresServer.withClient { other in
                     let table = try await PostgresServer.scratchTable(client)
                     let flags = table.store("flags", as: Flags.self)

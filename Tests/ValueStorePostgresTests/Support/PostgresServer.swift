@@ -46,6 +46,15 @@ enum PostgresServer {
         return configuration
     }
 
+    /// The configuration of a client with at most one connection, so that every operation runs on
+    /// the connection a test has prepared (or broken).
+    static func oneConnection() throws -> PostgresClient.Configuration {
+        var configuration = try configuration()
+        configuration.options.minimumConnections = 0
+        configuration.options.maximumConnections = 1
+        return configuration
+    }
+
     /// Runs `body` with a running client (one machine), which stops after it.
     static func withClient<Result: Sendable>(
         configuration: PostgresClient.Configuration? = nil,

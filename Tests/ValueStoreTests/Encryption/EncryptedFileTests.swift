@@ -133,6 +133,8 @@ import ValueStoreTesting
             let url = directory.appending(path: "credential.enc")
             let store = ValueStore<Void, Credential>.encryptedFile(url, key: key)
             try await store.save(.alice)
+            // Loaded once, the store remembers the file: a changed byte must still be refused.
+            #expect(try await store.load() == .alice)
             let original = try url.bytes()
             var codes: [ValueStoreError.Code: Int] = [:]
             for index in original.indices {
@@ -149,6 +151,8 @@ import ValueStoreTesting
             #expect(codes[.authenticationFailed, default: 0] > original.count / 2)
             #expect(
                 Set(codes.keys) == [.corrupted, .unsupportedFormat, .authenticationFailed, .wrongKey, .itemMismatch])
+            try original.write(to: url)
+            #expect(try await store.load() == .alice, "the original file reads again")
         }
     }
 
