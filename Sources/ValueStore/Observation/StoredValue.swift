@@ -78,6 +78,9 @@ public final class StoredValue<Value: Sendable>: Observable {
     private var unreadable = false
     /// Whether a read has finished, so ``unreadable`` says something.
     private var hasLoaded = false
+    /// How many failures to read have been shown: a read that started before one is older than
+    /// it, so it never clears it.
+    private var failuresShown = 0
     /// Writes not finished (background saves from when they are queued, ``set(_:)``,
     /// ``update(_:)``): a state arriving meanwhile may be older than what they write.
     private var writesInFlight = 0
@@ -197,13 +200,34 @@ public final class StoredValue<Value: Sendable>: Observable {
     /// ```swift
     /// await settings.reload()
     /// ```
+    ///
+    /// A read that started before a failure to read was shown (a damaged file reported by
+    /// ``ValueStore/changes()`` while the read ran) is older than that failure: it is dropped, and
+    /// the failure stays.
     public func reload() async {
-        receive(await read())
+        guard let state = await readUnlessOutdated() else { return }
+        receive(state)
     }
 
     /// Reads the store's state.
     private func read() async -> StoredState<Value> {
         await StoredState { [store] in try await store.load() }
+    }
+
+    /// Reads the store's state, or returns `nil` when a failure to read was shown while the read
+    /// ran: the value or absence it found is older than that failure and must not clear it.
+    private func readUnlessOutdated() async -> StoredState<Value>? {
+        let failures = failuresShown
+        let state = await read()
+        guard failuresShown == failures || state.error != nil else { return nil }
+        return state
+    }
+
+    /// Makes the object unwritable and shows `failure`.
+    private func showUnreadable(_ failure: any Error) {
+        error = failure
+        unreadable = true
+        failuresShown += 1
     }
 
     /// Whether writing cannot replace data that could not be read: reads the store first when
@@ -223,8 +247,7 @@ public final class StoredValue<Value: Sendable>: Observable {
         hasLoaded = true
         missedState = true
         if case .failed(let failure) = state {
-            error = failure
-            unreadable = true
+            showUnreadable(failure)
         } else if unreadable {
             unreadable = false
             error = nil
@@ -235,8 +258,7 @@ public final class StoredValue<Value: Sendable>: Observable {
     private func apply(_ state: StoredState<Value>) {
         hasLoaded = true
         if case .failed(let failure) = state {
-            error = failure
-            unreadable = true
+            showUnreadable(failure)
             return
         }
         current = state.value ?? defaultValue
@@ -344,13 +366,14 @@ public final class StoredValue<Value: Sendable>: Observable {
         if isReadFailure(failure) {
             hasLoaded = true
             current = lastKnown
-            error = failure
-            unreadable = true
+            showUnreadable(failure)
             return
         }
         // This read covers every state that arrived before it.
         missedState = false
-        apply(await read())
+        if let state = await readUnlessOutdated() {
+            apply(state)
+        }
         if error == nil {
             error = failure
         }
@@ -372,7 +395,8 @@ public final class StoredValue<Value: Sendable>: Observable {
     private func finishWrite() async {
         while writesInFlight == 1 && missedState {
             missedState = false
-            let state = await read()
+            // A failure shown during the read set `missedState` again: read once more.
+            guard let state = await readUnlessOutdated() else { continue }
             if writesInFlight == 1 {
                 apply(state)
             } else {
