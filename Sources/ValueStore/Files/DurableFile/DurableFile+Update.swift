@@ -12,6 +12,8 @@ extension DurableFile {
         let stamp: UInt64
         /// The file that was read; `nil` when there was none.
         let file: FileStatus?
+        /// The bytes that were read, as stored; `nil` when there was no file.
+        let stored: Data?
         /// The file's contents, decoded; `nil` when there was no file.
         let contents: Data?
     }
@@ -22,8 +24,10 @@ extension DurableFile {
     /// No lock is held while `body` runs, since it may await anything, and iOS terminates a
     /// suspended app that holds a file lock in a shared container. The commit takes both locks
     /// and writes only if nothing changed since the read: the same stamp in the lock file (every
-    /// writer leaves a new one) and the same file at the path (device, inode, size and
-    /// modification time, for writers that leave no stamp). Otherwise it reads again and runs
+    /// writer leaves a new one), the same file at the path (device, inode, size and modification
+    /// time, for writers that leave no stamp) and, under the locks, the same bytes: a program
+    /// that writes the file in place within one tick of a coarse clock, or puts its time back as
+    /// `touch -r` does, leaves the rest as it was. Otherwise it reads again and runs
     /// `body` again, after a random wait from the second retry on (see ``backOff(after:)``).
     /// A write to this file from inside `body` throws ``ValueStoreError/Code/nestedWrite``
     /// (see ``OpenUpdate``) instead of making the update start over forever.
@@ -36,6 +40,12 @@ extension DurableFile {
         encoding: @Sendable (_ contents: Data) throws -> Data = { $0 }
     ) async throws -> Data? {
         try checkPath()
+        if let linked = try await linkedFileConcurrently() {
+            // Through the link, which stays: the file it names is read and written.
+            let contents = try await linked.update(body, decoding: decoding, encoding: encoding)
+            fileSystem.changes.didChange(path)
+            return contents
+        }
         var conflicts = 0
         while true {
             let started = ContinuousClock.now
@@ -86,7 +96,7 @@ extension DurableFile {
             let stamp = try readStamp(lock)
             let read = try readWithStatus()
             return Snapshot(
-                lock: lock, lockFile: lockFile, stamp: stamp, file: read?.status,
+                lock: lock, lockFile: lockFile, stamp: stamp, file: read?.status, stored: read?.data,
                 contents: try read.map { try decoding($0.data) })
         } catch {
             closeQuietly(lock)
@@ -148,7 +158,11 @@ extension DurableFile {
         }
         switch (file, snapshot.file) {
         case (nil, nil): return true
-        case (let now?, let then?): return now.hasSameContents(as: then)
+        case (let now?, let then?):
+            guard now.hasSameContents(as: then) else { return false }
+            // A time that did not move proves nothing: compare what the body started from.
+            guard let read = try readWithStatus() else { return false }
+            return read.status.hasSameContents(as: then) && read.data == snapshot.stored
         default: return false
         }
     }
