@@ -11,6 +11,9 @@ import Synchronization
 /// (built with `key:` or `keyring:`), so it keeps the plaintext beside a key that decrypts the
 /// file anyway; a store whose key comes with each call (a vault, an environment) keeps neither.
 /// Files over ``largestFile`` are not kept, so a large file never sits in memory twice.
+///
+/// A load asks it through a ``Reading`` taken before the file is read: once ``forget()`` has run
+/// (a `remove()`), a load that read the file before it cannot bring its plaintext back.
 final class DecryptedFileMemo: Sendable {
     /// Larger files are decrypted every time.
     static let largestFile = 64 * 1024
@@ -21,24 +24,52 @@ final class DecryptedFileMemo: Sendable {
         var plaintext: Data
     }
 
-    private let last = Mutex<Entry?>(nil)
+    private struct State: Sendable {
+        var last: Entry?
+        /// How many times the memo forgot: a reading taken before the last time remembers nothing.
+        var forgotten: UInt64 = 0
+    }
 
-    /// The plaintext of `file` if it is, byte for byte, the last file opened with `secret`.
-    func plaintext(of file: Data, openedWith secret: SecretKey) -> Data? {
-        guard let entry = last.withLock({ $0 }), entry.file == file, entry.secret == secret else {
-            return nil
+    private let state = Mutex(State())
+
+    /// What one load may ask and tell the memo: taken before the file is read.
+    struct Reading: Sendable {
+        fileprivate let memo: DecryptedFileMemo
+        fileprivate let forgotten: UInt64
+
+        /// The plaintext of `file` if it is, byte for byte, the last file opened with `secret`.
+        func plaintext(of file: Data, openedWith secret: SecretKey) -> Data? {
+            guard let entry = memo.state.withLock({ $0.last }), entry.file == file, entry.secret == secret else {
+                return nil
+            }
+            return entry.plaintext
         }
-        return entry.plaintext
+
+        /// Keeps `plaintext` as what `file` decrypts to with `secret`, unless the memo forgot
+        /// since this reading was taken: the file may be gone.
+        func remember(_ plaintext: Data, of file: Data, openedWith secret: SecretKey) {
+            guard file.count <= DecryptedFileMemo.largestFile else { return }
+            memo.state.withLock { state in
+                guard state.forgotten == forgotten else { return }
+                state.last = Entry(file: file, secret: secret, plaintext: plaintext)
+            }
+        }
     }
 
-    /// Forgets the last file: its plaintext, and the key that opened it.
+    /// Starts a load's use of the memo; take it before reading the file.
+    func reading() -> Reading {
+        Reading(memo: self, forgotten: state.withLock { $0.forgotten })
+    }
+
+    /// Forgets the last file, its plaintext and the key that opened it, and everything a load
+    /// that started before now would remember.
     func forget() {
-        last.withLock { $0 = nil }
+        state.withLock { state in
+            state.last = nil
+            state.forgotten &+= 1
+        }
     }
 
-    /// Keeps `plaintext` as what `file` decrypts to with `secret`.
-    func remember(_ plaintext: Data, of file: Data, openedWith secret: SecretKey) {
-        guard file.count <= Self.largestFile else { return }
-        last.withLock { $0 = Entry(file: file, secret: secret, plaintext: plaintext) }
-    }
+    /// Whether the memo holds a file: for tests.
+    var isEmpty: Bool { state.withLock { $0.last == nil } }
 }

@@ -33,7 +33,10 @@ struct EncryptedFile: Sendable {
         memo = remembersLastFile ? DecryptedFileMemo() : nil
     }
 
-    func decrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Data {
+    /// Decrypts `sealed`; `memo`, taken before `sealed` was read, may skip the decryption.
+    func decrypt(
+        _ sealed: Data, with keyring: EncryptionKeyring, memo: DecryptedFileMemo.Reading? = nil
+    ) throws -> Data {
         try EncryptedFileFormat.open(sealed, with: keyring, item: item, store: label, memo: memo)
     }
 
@@ -47,7 +50,8 @@ struct EncryptedFile: Sendable {
 
     /// The plaintext, or `nil` when there is no file; off the caller's executor.
     @concurrent func readDecrypted(with keyring: EncryptionKeyring) async throws -> Data? {
-        try file.read().map { try decrypt($0, with: keyring) }
+        let memo = memo?.reading()  // before the read: a remove after it forgets what this load finds
+        return try file.read().map { try decrypt($0, with: keyring, memo: memo) }
     }
 
     /// Removes the file, and forgets the plaintext of the last one read.

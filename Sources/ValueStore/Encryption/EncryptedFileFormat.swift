@@ -72,7 +72,7 @@ enum EncryptedFileFormat {
         with keyring: EncryptionKeyring,
         item: Item,
         store: String,
-        memo: DecryptedFileMemo? = nil
+        memo: DecryptedFileMemo.Reading? = nil
     ) throws -> Data {
         let identity = item.identity
         // Fields are slices of the file, read at offsets from its start (it may itself be a slice).
