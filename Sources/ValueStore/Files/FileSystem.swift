@@ -52,6 +52,9 @@ struct FileSystem: Sendable {
     var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
     /// A file's permission bits.
     var permissions: @Sendable (_ path: String) throws -> UInt16
+    /// What the symbolic link at `path` names (`lstat`, then `readlink`); `nil` when `path` is
+    /// not a link, or names nothing.
+    var linkTarget: @Sendable (_ path: String) throws -> String?
     /// The change signals of this file system's paths, and the directory watches they run on.
     var changes: FileChanges
 
@@ -212,6 +215,18 @@ extension FileSystem {
             var status = stat()
             guard stat(path, &status) == 0 else { throw FileSystemError.last("stat") }
             return UInt16(status.st_mode & 0o7777)
+        },
+        linkTarget: { path in
+            var status = stat()
+            guard lstat(path, &status) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { return nil }
+                throw FileSystemError.last("lstat")
+            }
+            guard status.st_mode & S_IFMT == S_IFLNK else { return nil }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(path, &buffer, buffer.count - 1)
+            guard count >= 0 else { throw FileSystemError.last("readlink") }
+            return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         },
         changes: .shared
     )

@@ -27,7 +27,8 @@ extension ValueStore where Environment == Void, Value == Data {
     /// directory; removing a missing file succeeds.
     ///
     /// - Parameters:
-    ///   - url: The file's location. Saves replace it, so a symlink there is replaced by a file.
+    ///   - url: The file's location. A symbolic link there is kept: reads and writes go through it,
+    ///     and one that names nothing reachable makes loads throw `io`, not `notFound`.
     ///   - options: Durability and permissions; by default durable, `0644`.
     /// - Returns: A store of the file's bytes.
     public static func file(_ url: URL, options: FileOptions = .default) -> Self {

@@ -211,6 +211,10 @@ final class SystemCalls: Sendable {
                 self.note("stat")
                 return try live.permissions(path)
             },
+            linkTarget: { path in
+                self.note("lstat")
+                return try live.linkTarget(path)
+            },
             changes: live.changes
         )
     }

@@ -5,6 +5,11 @@ import Foundation
 extension DurableFile {
     /// Replaces the file with `data` under the locks.
     @concurrent func save(_ data: Data) async throws {
+        if let linked = try linkedFile() {
+            // Through the link, which stays: the file it names is written.
+            try await linked.save(data)
+            return fileSystem.changes.didChange(path)
+        }
         try await exclusively { _ in try write(data) }
     }
 
@@ -25,6 +30,11 @@ extension DurableFile {
     /// directory, succeeds without creating anything.
     @concurrent func remove() async throws {
         try checkPath()
+        if let linked = try linkedFile() {
+            // The file the link names goes; the link stays, as a save through it would find it.
+            try await linked.remove()
+            return fileSystem.changes.didChange(path)
+        }
         // Nothing to remove: return without creating the lock file. A save that races with this
         // check is ordered after the remove.
         guard try exists() else { return }

@@ -20,6 +20,7 @@ extension DurableFile {
         do {
             descriptor = try fileSystem.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
         } catch let error as FileSystemError where error.isNotFound {
+            if let unreachable = unreachableTarget() { throw unreachable }
             return nil
         } catch {
             throw failure("open the file for reading", error)

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import ValueStore
+
+/// A symbolic link at a file store's path is kept: what it names is read and written through it,
+/// and a link that names nothing is unreachable, not absent, so no default stands in and nothing
+/// replaces the link.
+@Suite struct FileSymbolicLinkTests {
+    static func isLink(_ url: URL) throws -> Bool {
+        let type = try FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
+        return type == .typeSymbolicLink
+    }
+
+    @Test func aLinkToADirectoryThatIsNotThereIsUnreachableNotAbsent() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.json")
+            let target = directory.appending(path: "volume/settings.json")  // not mounted yet
+            try FileManager.default.createSymbolicLink(at: url, withDestinationURL: target)
+            let store = ValueStore<Void, Int>.jsonFile(url)
+            let failure = await #expect(throws: ValueStoreError.self) { try await store.load() }
+            #expect(failure?.code == .io)
+            #expect(failure?.description.contains(target.path) == true, "the error names the missing target")
+            await #expect(throws: ValueStoreError.self) { try await store.default(0).load() }
+            await #expect(throws: ValueStoreError.self) { try await store.default(0).update { $0 += 1 } }
+            await #expect(throws: ValueStoreError.self) { try await store.save(1) }
+            #expect(try Self.isLink(url), "the link was replaced")
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+        }
+    }
+
+    @Test func aSaveAndAnUpdateWriteThroughALinkAndKeepIt() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.json")
+            let volume = directory.appending(path: "volume")
+            try FileManager.default.createDirectory(at: volume, withIntermediateDirectories: true)
+            let target = volume.appending(path: "settings.json")
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "volume/settings.json")
+            let store = ValueStore<Void, Int>.jsonFile(url)
+            // The link names a file not written yet: unreachable still, so no default stands in.
+            await #expect(throws: ValueStoreError.self) { try await store.default(0).load() }
+            try await store.save(1)
+            #expect(try Self.isLink(url))
+            #expect(try await ValueStore<Void, Int>.jsonFile(target).load() == 1)
+            #expect(try await store.update { $0 += 1 } == 2)
+            #expect(try Self.isLink(url))
+            #expect(try await ValueStore<Void, Int>.jsonFile(target).load() == 2)
+            #expect(try await store.load() == 2)
+            try await store.remove()
+            #expect(try Self.isLink(url), "a remove takes the file the link names, not the link")
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+        }
+    }
+
+    @Test func aStreamOverTheLinkSeesWritesThroughIt() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let volume = directory.appending(path: "volume")
+            try FileManager.default.createDirectory(at: volume, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "volume/count.json")
+            let store = ValueStore<Void, Int>.jsonFile(url)
+            try await store.save(1)
+            let cached = store.cached()
+            #expect(try await cached.load() == 1)
+            try await ValueStore<Void, Int>.jsonFile(url).save(2)
+            #expect(try await eventually { try await cached.load() == 2 })
+        }
+    }
+}
