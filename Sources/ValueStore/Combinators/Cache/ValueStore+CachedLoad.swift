@@ -28,6 +28,27 @@ extension ValueStore {
             return try await save(try await load(), environment)
         }
     }
+
+    /// ``cached(load:environment:)`` with a fetch that receives the environment, as
+    /// swift-valuestore 0.1's did.
+    ///
+    /// ```swift
+    /// let profile = try await savedProfile.cached(load: { session in try await api.profile(for: session) }, environment: session)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - load: Fetches the value for `environment` when nothing is stored; runs on the
+    ///     caller's executor.
+    ///   - environment: The environment the store needs, passed to `load` too.
+    /// - Returns: The stored value, or the fetched value as the store saved it.
+    /// - Throws: The store's failure to load (anything but ``ValueStoreError/notFound``), `load`'s
+    ///   error, or the store's failure to save.
+    public func cached(
+        load: (_ environment: Environment) async throws -> Value,
+        environment: Environment
+    ) async throws -> Value {
+        try await cached(load: { try await load(environment) }, environment: environment)
+    }
 }
 
 extension ValueStore where Environment == Void {

@@ -27,6 +27,19 @@ import ValueStore
         #expect(try await clamping.cached(load: { 11 }) == 10, "what the store saved")
     }
 
+    @Test func theFetchCanReceiveTheEnvironmentAsIn01() async throws {
+        let box = ValueStore<Void, Int>.inMemory()
+        let store = ValueStore<Int, Int>(
+            load: { _ in try await box.load() },
+            save: { value, offset in try await box.save(value + offset) },
+            remove: { _ in try await box.remove() }
+        )
+        let fetched = try await store.cached(load: { offset in offset * 2 }, environment: 3)
+        #expect(fetched == 9, "fetched 6 for environment 3, saved with its offset")
+        let stored = try await store.cached(load: { (_: Int) in 100 }, environment: 3)
+        #expect(stored == 9, "nothing fetched where a value is stored")
+    }
+
     @Test func anUnreadableValueIsThrownNeverReplaced() async throws {
         let fetches = Calls()
         let damaged = ValueStore<Void, String>.inMemory("sepia").coded(Codec<Theme, String>.rawRepresentable)
