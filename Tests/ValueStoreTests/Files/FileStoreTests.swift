@@ -114,17 +114,17 @@ import ValueStoreTesting
         }
     }
 
-    @Test func aSymlinkAtTheTargetIsReplacedNotFollowed() async throws {
+    @Test func aSymlinkAtTheTargetIsFollowedAndKept() async throws {
         try await TemporaryDirectory.with { directory in
             let elsewhere = directory.appending(path: "elsewhere.bin")
             try Data([1]).write(to: elsewhere)
             let url = directory.appending(path: "value.bin")
             try FileManager.default.createSymbolicLink(at: url, withDestinationURL: elsewhere)
             try await ValueStore<Void, Data>.file(url).save(Data([2]))
-            #expect(try elsewhere.bytes() == Data([1]))
+            #expect(try elsewhere.bytes() == Data([2]))
             #expect(try url.bytes() == Data([2]))
             let attributes = try FileManager.default.attributesOfItem(atPath: url.path(percentEncoded: false))
-            #expect(attributes[.type] as? FileAttributeType == .typeRegular)
+            #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
         }
     }
 
