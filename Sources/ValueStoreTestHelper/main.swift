@@ -86,6 +86,25 @@ func writeLoop(kind: String, url: URL, keyFile: URL?) async throws -> Never {
     }
 }
 
+/// Saves bursts of 20 concurrent saves of one value each to a JSON file until killed, printing a
+/// burst's number once all its saves returned: they share commits (`CommitQueue`), and a kill
+/// mid-burst must never leave the file older than the last burst printed.
+func burstLoop(url: URL) async throws -> Never {
+    let store = ValueStore<Void, CrashPayload>.jsonFile(url)
+    var burst = try await store.optional().load()?.sequence ?? 0
+    while true {
+        burst += 1
+        let payload = CrashPayload(sequence: burst)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 {
+                group.addTask { try await store.save(payload) }
+            }
+            try await group.waitForAll()
+        }
+        FileHandle.standardOutput.write(Data("\(burst)\n".utf8))
+    }
+}
+
 func increment(mode: String, url: URL, count: Int) async throws {
     switch mode {
     case "json-default":
@@ -258,6 +277,8 @@ case "write-loop" where arguments.count == 4 || arguments.count == 5:
         url: URL(fileURLWithPath: arguments[3]),
         keyFile: arguments.count == 5 ? URL(fileURLWithPath: arguments[4]) : nil
     )
+case "burst-loop" where arguments.count == 3:
+    try await burstLoop(url: URL(fileURLWithPath: arguments[2]))
 case "old-app" where arguments.count == 3:
     await oldApp(url: URL(fileURLWithPath: arguments[2]))
 case "old-app-save-loop" where arguments.count == 4:

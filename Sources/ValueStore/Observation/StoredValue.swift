@@ -14,7 +14,9 @@ public import Observation
 ///
 /// - Reading ``value`` is a stored-property read; observers (SwiftUI, `withObservationTracking`)
 ///   see each change of ``value`` and ``error``.
-/// - Setting ``value`` shows the new value at once and saves it in the background, in order. A
+/// - Setting ``value`` shows the new value at once and saves it in the background, in order.
+///   Values set while a write is in flight share the next write (only the latest is kept);
+///   ``isSaving`` says a set value is not yet durable, and ``flush()`` waits until it is. A
 ///   failed save sets ``error`` and puts back what the store really holds.
 /// - A load that finds nothing shows `default`. A load that fails for another reason keeps the
 ///   value shown and sets ``error``.
@@ -70,6 +72,20 @@ public final class StoredValue<Value: Sendable>: Observable {
         set { registrar.withMutation(of: self, keyPath: errorKeyPath) { storedError = newValue } }
     }
 
+    /// Whether a value set through ``value`` is not yet durable: `true` from the set until the
+    /// write that holds it, or a later value, returns.
+    ///
+    /// ```swift
+    /// ProgressView().opacity(settings.isSaving ? 1 : 0)
+    /// ```
+    public private(set) var isSaving: Bool {
+        get { observed(isSavingKeyPath, storedIsSaving) }
+        set {
+            guard newValue != storedIsSaving else { return }
+            registrar.withMutation(of: self, keyPath: isSavingKeyPath) { storedIsSaving = newValue }
+        }
+    }
+
     private let store: ValueStore<Void, Value>
     private let defaultValue: Value
     /// What the store last held, as read or written: shown when a write fails to read or is refused.
@@ -86,8 +102,20 @@ public final class StoredValue<Value: Sendable>: Observable {
     private var writesInFlight = 0
     /// Whether a state arrived while writes were in flight, so the store is read again after.
     private var missedState = false
-    /// The last background save, which the next write waits for, so they land in order.
-    private var lastSave: Task<Void, Never>?
+    /// The value set last and not yet handed to a write, with the number of the set that made
+    /// it: setting again replaces it, so a burst of sets keeps one value.
+    private var pendingSave: (value: Value, set: Int)?
+    /// How many times ``value`` has been set.
+    private var setsMade = 0
+    /// The task that writes set values while any wait, the latest each time; `nil` when none
+    /// do. The next ``set(_:)`` or ``update(_:)`` waits for it, so writes land in order.
+    private var saving: Task<Void, Never>?
+    /// The last write of set values: the number of the last set it held, and its failure.
+    private var settled: (set: Int, failure: (any Error)?) = (0, nil)
+    /// Callers of ``flush()`` waiting for the write that holds a set's value, by that set's number.
+    private var flushes: [(set: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var storedIsSaving = false
+    private let isSavingKeyPath: KeyPath<StoredValue, Bool> = \.isSaving
     /// The task that follows the store's changes, cancelled when this object goes away.
     private let following = Locked<Task<Void, Never>?>(nil)
 
@@ -278,29 +306,100 @@ public final class StoredValue<Value: Sendable>: Observable {
         following.withLock { $0 = task }
     }
 
+    /// Returns once every value set through ``value`` before the call is durable: the write that
+    /// holds the last of them, or a later value, has returned.
+    ///
+    /// ```swift
+    /// .onChange(of: scenePhase) { _, phase in
+    ///     if phase == .background {
+    ///         Task { try await settings.flush() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Setting ``value`` shows the value at once and writes it in the background; values set
+    /// while a write is in flight share the next write, so a burst of sets costs about two
+    /// writes. Call `flush()` where the app may be suspended or terminated next (a scene moving
+    /// to the background, `willResignActive`, before exiting a command-line tool), so that
+    /// nothing set is lost.
+    ///
+    /// - Throws: The failure of the write that held the last value set before the call, or the
+    ///   failure to read that made this object refuse it (see ``StoredValue``).
+    public func flush() async throws {
+        let last = setsMade
+        if settled.set >= last {
+            if let failure = settled.failure, settled.set == last { throw failure }
+            return
+        }
+        try await withCheckedThrowingContinuation { continuation in
+            flushes.append((last, continuation))
+        }
+    }
+
+    /// Keeps `newValue` as the one value waiting to be written, and starts the writing task if
+    /// none runs.
     private func saveInBackground(_ newValue: Value) {
-        let previous = lastSave
+        setsMade += 1
+        pendingSave = (newValue, setsMade)
+        isSaving = true
+        guard saving == nil else { return }
         writesInFlight += 1
-        lastSave = Task { [weak self] in
-            await previous?.value
-            guard let self else { return }
+        saving = Task { [weak self] in
+            await self?.saveWhilePending()
+        }
+    }
+
+    /// Writes the waiting value, the latest set, until none waits.
+    private func saveWhilePending() async {
+        while let (newValue, set) = pendingSave {
+            pendingSave = nil
+            let failure: (any Error)?
             // Set before the first load finished: write nothing over data that cannot be read.
-            if await self.isWritable() {
+            if await isWritable() {
                 do {
-                    try await self.write(newValue)
+                    try await write(newValue)
+                    failure = nil
                 } catch {
                     // Recorded already: `write` sets `error` and shows what the store holds.
+                    failure = error
                 }
             } else {
-                self.current = self.lastKnown
+                current = lastKnown
+                failure = refusal()
             }
-            await self.finishWrite()
+            settle(through: set, failure)
+        }
+        saving = nil
+        await finishWrite()
+        if saving == nil {
+            isSaving = false
+        }
+    }
+
+    /// Ends the wait of every ``flush()`` whose last set a write just held.
+    private func settle(through set: Int, _ failure: (any Error)?) {
+        settled = (set, failure)
+        let done = flushes.filter { $0.set <= set }
+        flushes.removeAll { $0.set <= set }
+        for flush in done {
+            if let failure, flush.set == set {
+                flush.continuation.resume(throwing: failure)
+            } else {
+                flush.continuation.resume()
+            }
+        }
+    }
+
+    /// Waits until no background save runs.
+    private func backgroundSavesLanded() async {
+        while let saving {
+            await saving.value
         }
     }
 
     /// Waits for the background saves queued before, then writes, unless now unreadable.
     private func writeInTurn(_ newValue: Value) async throws {
-        await lastSave?.value
+        await backgroundSavesLanded()
         guard !unreadable else {
             current = lastKnown
             throw refusal()
@@ -310,7 +409,7 @@ public final class StoredValue<Value: Sendable>: Observable {
 
     /// ``update(_:)`` once the background saves queued before have landed.
     private func updateInTurn(_ body: (_ value: inout Value) throws -> Void) async throws {
-        await lastSave?.value
+        await backgroundSavesLanded()
         guard !unreadable else { throw refusal() }
         let defaultValue = defaultValue
         var bodyFailed = false

@@ -3,14 +3,46 @@ import Foundation
 // Each runs entirely on the global concurrent executor: they block (open, read, write, fsync,
 // rename, unlink), so they never run on a caller's executor, which may be the main actor.
 extension DurableFile {
-    /// Replaces the file with `data` under the locks.
+    /// Replaces the file with `data` under the locks, sharing the commit with the saves and
+    /// removes of this process that arrive while another commit to the file is in flight (see
+    /// ``CommitQueue``).
     @concurrent func save(_ data: Data) async throws {
         if let linked = try linkedFile() {
             // Through the link, which stays: the file it names is written.
             try await linked.save(data)
             return fileSystem.changes.didChange(path)
         }
-        try await exclusively { _ in try write(data) }
+        try await commitInTurn(data)
+    }
+
+    /// Stores `contents` (`nil` removes) in this process's turn for the file.
+    private func commitInTurn(_ contents: Data?) async throws {
+        // Inside an update's body, the write must run in this task, where the update is known,
+        // so that a write to the file being updated is refused (`nestedWrite`).
+        guard OpenUpdate.current == nil else { return try await commit(contents) }
+        try await CommitQueue.shared.write(contents, key: commitKey) { contents in
+            try await commit(contents)
+        }
+    }
+
+    /// Writes `contents`, or removes the file for `nil`, under the locks.
+    private func commit(_ contents: Data?) async throws {
+        if let contents {
+            return try await exclusively { _ in try write(contents) }
+        }
+        // Nothing to remove: return without creating the lock file.
+        guard try exists() else { return }
+        try await exclusively(creatingDirectory: false) { directoryExists in
+            if directoryExists {
+                try delete()
+            }
+        }
+    }
+
+    /// The file's queue in ``CommitQueue``: stores of one path with other options (durability,
+    /// permissions) never share a commit, so each write gets the durability it asked for.
+    var commitKey: String {
+        "\(options.durability == .durable ? "d" : "r")\(options.permissions):\(path)"
     }
 
     /// The file's bytes, writing `create()`'s first when there is no file, all under the locks:
@@ -35,14 +67,7 @@ extension DurableFile {
             try await linked.remove()
             return fileSystem.changes.didChange(path)
         }
-        // Nothing to remove: return without creating the lock file. A save that races with this
-        // check is ordered after the remove.
-        guard try exists() else { return }
-        try await exclusively(creatingDirectory: false) { directoryExists in
-            if directoryExists {
-                try delete()
-            }
-        }
+        try await commitInTurn(nil)
     }
 
     /// Whether there is a file at the path (any error but its absence is thrown).

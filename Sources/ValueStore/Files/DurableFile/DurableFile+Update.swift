@@ -61,7 +61,12 @@ extension DurableFile {
                 await releaseFileLock(snapshot.lock)
                 return contents
             }
-            if try await commit(contents, over: snapshot, encoding: encoding) {
+            // A turn of its own in this process's queue for the file: saves that arrive during
+            // the commit share the one after it.
+            let committed = try await CommitQueue.shared.exclusive(commitKey) {
+                try await commit(contents, over: snapshot, encoding: encoding)
+            }
+            if committed {
                 return contents
             }
             conflicts += 1

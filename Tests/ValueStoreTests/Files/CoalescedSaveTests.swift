@@ -1,0 +1,143 @@
+import Dispatch
+import Foundation
+import Testing
+import ValueStoreTestSupport
+
+@testable import ValueStore
+@testable import ValueStoreTestHelper
+
+/// Saves that arrive while a commit to their file is in flight share the next commit, and none
+/// returns before a durable write that holds its value or a later arrival. Serialized: a held
+/// commit blocks one of the few threads of the cooperative pool.
+@Suite(.serialized) struct CoalescedSaveTests {
+    /// A file system that holds the first rename over `path` until released, counts the renames
+    /// over it, and fails the one numbered `failing`.
+    final class HeldCommits: Sendable {
+        let path: String
+        let released = DispatchSemaphore(value: 0)
+        let renames = Shared(0)
+        let failing: Int?
+        let held: AsyncStream<Void>
+        private let heldContinuation: AsyncStream<Void>.Continuation
+
+        init(_ url: URL, failing: Int? = nil) {
+            self.failing = failing
+            path = url.standardizedFileURL.path(percentEncoded: false)
+            (held, heldContinuation) = AsyncStream.makeStream(of: Void.self)
+        }
+
+        var fileSystem: FileSystem {
+            var fileSystem = FileSystem.live
+            let live = FileSystem.live
+            fileSystem.rename = { source, destination in
+                guard destination == self.path else { return try live.rename(source, destination) }
+                let count = self.renames.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                if count == 1 {
+                    self.heldContinuation.yield()
+                    self.released.wait()
+                }
+                if count == self.failing {
+                    throw FileSystemError(operation: "rename", code: EIO)
+                }
+                try live.rename(source, destination)
+            }
+            return fileSystem
+        }
+
+        /// Waits until the first commit is held in its rename.
+        func firstCommitHeld() async {
+            for await _ in held { break }
+        }
+    }
+
+    static func store(_ url: URL, _ commits: HeldCommits) -> ValueStore<Void, Int> {
+        ValueStore<Void, Data>.file(url, options: .default, fileSystem: commits.fileSystem).coded(Codec<Int, Data>.json)
+    }
+
+    /// Starts saves of `values` one at a time, each once the one before waits in the queue, so
+    /// their arrival order is known.
+    static func saves(
+        of values: ClosedRange<Int>, to store: ValueStore<Void, Int>, key: String
+    ) async -> [Task<Void, any Error>] {
+        var tasks: [Task<Void, any Error>] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        for (index, value) in values.enumerated() {
+            tasks.append(Task { try await store.save(value) })
+            while CommitQueue.shared.waitingWrites(for: key) < index + 1 && ContinuousClock.now < deadline {
+                await Task.yield()
+            }
+            #expect(CommitQueue.shared.waitingWrites(for: key) == index + 1, "save \(value) waits for the next commit")
+        }
+        return tasks
+    }
+
+    @Test func savesThatArriveDuringACommitShareOneMoreCommit() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let commits = HeldCommits(url)
+            let store = Self.store(url, commits)
+            let key = DurableFile(url, options: .default, fileSystem: .live).commitKey
+            let first = Task { try await store.save(0) }
+            await commits.firstCommitHeld()
+            let burst = await Self.saves(of: 1...200, to: store, key: key)
+            _ = commits.released.signal()
+            _ = try await first.value
+            for (index, save) in burst.enumerated() {
+                try await save.value
+                let onDisk = try await store.load()
+                #expect(onDisk >= index + 1, "a save returned before its value or a later one was on disk")
+            }
+            #expect(try await store.load() == 200, "the last arrival is what the file holds")
+            #expect(commits.renames.value == 2, "200 saves during one commit cost exactly one more")
+        }
+    }
+
+    @Test func aFailedCommitFailsEveryWaiterOfItAndTheNextSaveSucceeds() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let commits = HeldCommits(url, failing: 2)  // the group's commit
+            let store = Self.store(url, commits)
+            let key = DurableFile(url, options: .default, fileSystem: .live).commitKey
+            let first = Task { try await store.save(0) }
+            await commits.firstCommitHeld()
+            let burst = await Self.saves(of: 1...50, to: store, key: key)
+            _ = commits.released.signal()
+            _ = try await first.value
+            for save in burst {
+                await #expect(throws: ValueStoreError.self) { try await save.value }
+            }
+            #expect(try await store.load() == 0, "the previous value survives")
+            try await store.save(99)
+            #expect(try await store.load() == 99)
+            #expect(commits.renames.value == 3)
+        }
+    }
+
+    @Test func aKilledWriterOfBurstsNeverLeavesTheFileOlderThanABurstThatReturned() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "data/payload.json")
+            let store = ValueStore<Void, CrashPayload>.jsonFile(url)
+            var lastReported = 0
+            for _ in 0..<40 {
+                let writer = try HelperProcess("burst-loop", url.path(percentEncoded: false))
+                for _ in 0..<Int.random(in: 0...3) {
+                    guard let line = await writer.nextLine() else { break }
+                    lastReported = max(lastReported, Int(line) ?? 0)
+                }
+                writer.kill()
+                lastReported = max(lastReported, writer.lines().compactMap { Int($0) }.last ?? 0)
+                guard let payload = try await store.optional().load() else {
+                    #expect(lastReported == 0, "a burst was reported, yet the file is gone")
+                    continue
+                }
+                #expect(payload.checksum == CrashPayload.checksum(sequence: payload.sequence, filler: payload.filler))
+                #expect(payload.sequence >= lastReported, "the file is older than a burst whose saves returned")
+                #expect(payload.sequence <= lastReported + 1, "the file is from the future")
+            }
+            #expect(lastReported > 0, "the writer never finished a burst")
+        }
+    }
+}
