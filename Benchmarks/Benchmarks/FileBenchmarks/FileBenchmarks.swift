@@ -41,6 +41,7 @@ let benchmarks: @Sendable () -> Void = {
     registerVersionedRows()
     registerComparisons()
     registerSettingsRows()
+    registerCoalescedSaveRows()
     registerEncryptedRows(Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
     registerEncryptedRows(Library.megabyte, size: "1 MB", saves: .largeValue, loads: .largeValue)
     registerUnchangedEncryptedFileRows(Credential.sample, size: "credential", configuration: .smallLoads)
