@@ -37,6 +37,7 @@ let benchmarks: @Sendable () -> Void = {
     for format in [Format<Library>.json, .plist] {
         registerRows(format, value: Library.sample, size: "600 KB", saves: .largeValue, loads: .largeValue)
     }
+    registerDegradedHitRow()
     registerUpdateRows()
     registerVersionedRows()
     registerComparisons()

@@ -50,10 +50,13 @@ final class FakeWatches: Sendable {
     /// The live file system, watching through this fake with a change registry of its own.
     let fileSystem: FileSystem
 
-    init() {
+    /// - Parameter retryInterval: How often the registry checks its directories' paths and
+    ///   retries those not watched (``FileChanges/retryInterval``).
+    init(retryInterval: Duration = .seconds(2)) {
         let state = Shared(State())
         self.state = state
-        fileSystem = FileSystem.live.watching { directory, interest, onEvents in
+        var fileSystem = FileSystem.live
+        fileSystem.changes = FileChanges(retryInterval: retryInterval) { directory, interest, onEvents in
             var status = stat()
             guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else { return nil }
             let watch = Watch(directory: directory, interest: interest, onEvents: onEvents)
@@ -65,6 +68,7 @@ final class FakeWatches: Sendable {
             }
             return made ? watch : nil
         }
+        self.fileSystem = fileSystem
     }
 
     /// Hands `events` to every open watch of `directory`, as its watcher's thread would.

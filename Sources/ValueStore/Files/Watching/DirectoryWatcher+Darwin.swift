@@ -9,7 +9,10 @@ import Synchronization
 /// Untested here: the library's tests run on Linux, where ``DirectoryWatcher`` uses inotify. A
 /// directory's vnode events do not say which entry changed, so every file observed in the
 /// directory loads again; loads of unchanged files yield the same state. The health model is the
-/// Linux one: `.delete` and `.rename` of the directory itself mean the watch is lost.
+/// Linux one: `.delete` and `.rename` of the directory itself mean the watch is lost. Following
+/// the path (another directory put in its place) and retrying a directory that cannot be watched
+/// are ``FileChanges``'s, the same on both platforms. Each watcher holds one descriptor of its
+/// directory, which a dispatch source needs: there is no instance to share, as inotify's is.
 final class DirectoryWatcher: Sendable {
     /// How many watches are open in this process, for the tests that check they are released.
     static let openWatches = Atomic<Int>(0)

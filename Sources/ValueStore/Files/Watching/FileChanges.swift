@@ -25,11 +25,20 @@ import Android
 ///
 /// Every observed directory has a health (``Watch``): watched, waiting for a missing directory to
 /// appear (its nearest existing ancestor is watched for it), or not watched at all (no inotify
-/// instance, no permission). A lost watch (the directory deleted or moved away) is armed again at
-/// once; a directory that appears is watched from then on; an unwatched one is tried again on each
-/// new stream, on each write of this process into it, and on each load ``FileFreshness`` checks.
-/// Whenever a directory becomes watched again, or its watcher's queue overflowed, every observed
-/// file in it is signalled, since changes may have gone unseen.
+/// watch could be made, no permission). A lost watch (the directory deleted or moved away) is
+/// armed again at once; a directory that appears is watched from then on.
+///
+/// A watch follows a directory's inode, the path does not: an ancestor renamed and made again, a
+/// symlink on the way pointed elsewhere, a file system mounted over it. So the path is followed
+/// by looking: while any stream is alive, a tick every ``retryInterval`` (and each new stream,
+/// for its directory) compares the directory the path names now, its device and inode, with the
+/// one watched, and arms the watch again where they differ. The same tick tries again every
+/// directory that is not watched, so an observer that never writes recovers on its own; a
+/// released watch tries them at once. Nothing else retries: a check before a cached load makes
+/// one `stat` and no system call of the watch's.
+///
+/// Whenever a directory becomes watched again, is replaced, or its watcher's queue overflowed,
+/// every observed file in it is signalled, since changes may have gone unseen.
 ///
 /// While nobody observes a path, a write costs one dictionary look-up under a lock.
 final class FileChanges: Sendable {
@@ -49,8 +58,13 @@ final class FileChanges: Sendable {
 
     private let watchDirectory: WatchDirectory
 
-    init(watchDirectory: @escaping WatchDirectory) {
+    /// How often, while any stream is alive, the observed directories' paths are compared with
+    /// what is watched and the unwatched ones are tried again.
+    let retryInterval: Duration
+
+    init(retryInterval: Duration = .seconds(2), watchDirectory: @escaping WatchDirectory) {
         self.watchDirectory = watchDirectory
+        self.retryInterval = retryInterval
     }
 
     private struct Path {
@@ -63,8 +77,9 @@ final class FileChanges: Sendable {
 
     /// How an observed directory is watched.
     private enum Watch {
-        /// Every change to its entries arrives.
-        case watching(any DirectoryWatch)
+        /// Every change to its entries arrives, while the path names `identity`, the directory
+        /// watched.
+        case watching(any DirectoryWatch, identity: FileIdentity)
         /// The directory does not exist: `watcher` watches its nearest existing ancestor for the
         /// creation of `component`, the next name on the way to it.
         case waiting(for: String, watcher: any DirectoryWatch)
@@ -73,13 +88,24 @@ final class FileChanges: Sendable {
 
         var watcher: (any DirectoryWatch)? {
             switch self {
-            case .watching(let watcher), .waiting(_, let watcher): watcher
+            case .watching(let watcher, _), .waiting(_, let watcher): watcher
             case .unwatched: nil
             }
         }
 
         var isWatching: Bool {
             if case .watching = self { true } else { false }
+        }
+
+        /// Whether the watch must be armed again while the path names `current`: nothing is
+        /// watched, the path names another directory than the one watched, or the missing
+        /// directory exists.
+        func isStale(naming current: FileIdentity) -> Bool {
+            switch self {
+            case .unwatched: true
+            case .watching(_, let identity): !identity.isSameFile(as: current)
+            case .waiting: if case .file = current { true } else { false }
+            }
         }
     }
 
@@ -94,6 +120,8 @@ final class FileChanges: Sendable {
         var paths: [String: Path] = [:]
         var directories: [String: Directory] = [:]
         var nextID: UInt64 = 0
+        /// Whether the ticks that follow the paths run: from the first stream to the last.
+        var ticking = false
     }
 
     private let state = Locked(State())
@@ -109,26 +137,37 @@ final class FileChanges: Sendable {
     /// A stream of signals for the file at `path`, in `directory`, until its consumer stops.
     func signals(path: String, directory: String) -> AsyncStream<Void> {
         FileFreshness.recording?.depend(on: path, in: directory, changes: self)
-        let (broadcaster, replaced, rearmed) = state.withLock { state in
+        // What the path names now, to compare with a watch made before.
+        let current = FileIdentity(of: directory)
+        let (broadcaster, replaced, rearmed, startTicks) = state.withLock { state in
             state.paths[path, default: Path(directory: directory)].streams += 1
             var replaced: (any DirectoryWatch)?
             var rearmed = false
-            if state.directories[directory] == nil {
-                // Creating the watch makes a few non-blocking system calls (inotify_init1,
-                // inotify_add_watch, pipe, stat) and starts the thread that reads it.
+            if let entry = state.directories[directory] {
+                if entry.watch.isStale(naming: current) {
+                    let watched: Bool
+                    (replaced, watched) = rearm(directory, &state)
+                    rearmed = watched || entry.watch.isWatching
+                }
+            } else {
+                // Creating the watch makes a few non-blocking system calls (inotify_add_watch,
+                // stat; the process's first also inotify_init1 and starts the thread reading it).
                 let id = nextID(&state)
                 state.directories[directory] = Directory(
                     watch: arm(directory, id: id), id: id)
                 updateHealth(from: nil, to: state.directories[directory]!.watch)
-            } else if case .unwatched = state.directories[directory]!.watch {
-                (replaced, rearmed) = rearm(directory, &state)
             }
             state.directories[directory]!.streams += 1
-            return (state.paths[path]!.broadcaster, replaced, rearmed)
+            let startTicks = !state.ticking
+            state.ticking = true
+            return (state.paths[path]!.broadcaster, replaced, rearmed, startTicks)
         }
         replaced?.stop()
         if rearmed {
             externalChange([.anyEntry], in: directory)
+        }
+        if startTicks {
+            startTicking()
         }
         return broadcaster.signals { [weak self] in
             self?.release(path: path, directory: directory)
@@ -147,14 +186,19 @@ final class FileChanges: Sendable {
             updateHealth(from: watch, to: nil)
             return watch.watcher
         }
-        stopped?.stop()
+        guard let stopped else { return }
+        stopped.stop()
+        // What it held (an inotify watch) may be what another directory lacked.
+        if Self.unwatchedDirectories.load(ordering: .acquiring) > 0 {
+            check(onlyUnwatched: true)
+        }
     }
 
     /// The watcher of `directory`, while any stream needs it and it is watched; `nil` when the
     /// directory is missing or no watch could be made.
     func watcher(of directory: String) -> (any DirectoryWatch)? {
         state.withLock { state in
-            guard case .watching(let watcher) = state.directories[directory]?.watch else { return nil }
+            guard case .watching(let watcher, _) = state.directories[directory]?.watch else { return nil }
             return watcher
         }
     }
@@ -164,21 +208,16 @@ final class FileChanges: Sendable {
         state.withLock { $0.directories[directory]?.watch.isWatching ?? true }
     }
 
+    /// Whether `directory` is observed and no watch could be made for it, nor for its ancestor.
+    func isUnwatched(_ directory: String) -> Bool {
+        state.withLock { state in
+            if case .unwatched = state.directories[directory]?.watch { true } else { false }
+        }
+    }
+
     /// Whether any stream follows `path`; tests use it to check that streams are released.
     func isObserved(_ path: String) -> Bool {
         state.withLock { $0.paths[path] != nil }
-    }
-
-    /// Tries again to watch `directory` if no watch could be made for it.
-    func retryWatch(of directory: String) {
-        let (replaced, watched) = state.withLock { state -> ((any DirectoryWatch)?, Bool) in
-            guard case .unwatched = state.directories[directory]?.watch else { return (nil, false) }
-            return rearm(directory, &state)
-        }
-        replaced?.stop()
-        if watched {
-            externalChange([.anyEntry], in: directory)
-        }
     }
 
     /// Records that this process is about to rename `temporary` over `path`.
@@ -213,6 +252,52 @@ final class FileChanges: Sendable {
         state.withLock { $0.paths[path]?.ownWrite = identity }
     }
 
+    // MARK: - Following the paths
+
+    /// Checks the paths every ``retryInterval`` from now while any stream is alive, on a task of
+    /// its own; the ticks end with the last stream.
+    private func startTicking() {
+        let interval = retryInterval
+        Task.detached(priority: .utility) { [weak self] in
+            repeat {
+                // Never cancelled: the ticks end when no directory is observed.
+                try? await Task.sleep(for: interval)
+            } while self?.check(onlyUnwatched: false) ?? false
+        }
+    }
+
+    /// Arms again every observed directory whose watch is stale: not watched, or, unless
+    /// `onlyUnwatched`, watching a directory the path no longer names (or waiting for one it
+    /// names now). Returns whether any directory is observed; when none is, the ticks end.
+    @discardableResult
+    func check(onlyUnwatched: Bool) -> Bool {
+        let observed = state.withLock { state -> [(directory: String, id: UInt64, watch: Watch)]? in
+            guard !state.directories.isEmpty else {
+                if !onlyUnwatched { state.ticking = false }
+                return nil
+            }
+            return state.directories.map { ($0.key, $0.value.id, $0.value.watch) }
+        }
+        guard let observed else { return false }
+        for (directory, id, watch) in observed {
+            let stale =
+                if case .unwatched = watch { true } else {
+                    !onlyUnwatched && watch.isStale(naming: FileIdentity(of: directory))
+                }
+            guard stale else { continue }
+            let (replaced, signal) = state.withLock { state -> ((any DirectoryWatch)?, Bool) in
+                guard let entry = state.directories[directory], entry.id == id else { return (nil, false) }
+                let (replaced, watched) = rearm(directory, &state)
+                return (replaced, watched || entry.watch.isWatching)
+            }
+            replaced?.stop()
+            if signal {
+                externalChange([.anyEntry], in: directory)
+            }
+        }
+        return true
+    }
+
     // MARK: - Arming
 
     private func nextID(_ state: inout State) -> UInt64 {
@@ -227,8 +312,16 @@ final class FileChanges: Sendable {
         // the directory itself, which may exist and still not be watchable).
         var triedExisting = false
         for _ in 0..<4 {
+            let before = FileIdentity(of: directory)
             if let watcher = makeWatcher(of: directory, for: directory, interest: .entries, id: id) {
-                return .watching(watcher)
+                // The watch follows the inode the path named while it was made: the same before
+                // and after, or the directory was replaced meanwhile.
+                let after = FileIdentity(of: directory)
+                if before.isSameFile(as: after) {
+                    return .watching(watcher, identity: after)
+                }
+                watcher.stop()
+                continue
             }
             if Self.exists(directory) {
                 if triedExisting { return .unwatched }

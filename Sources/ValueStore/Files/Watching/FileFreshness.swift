@@ -6,9 +6,9 @@ import Synchronization
 ///
 /// While every directory of its files is watched, a change to a file arrives as a signal and the
 /// cache empties itself: ``needsCheck`` is `false` after one atomic load, and nothing else is
-/// paid. While one is not (missing, lost, no inotify instance left), a load calls
-/// ``hasChanged()`` before answering from memory: one `stat` per file, compared with what the last
-/// check saw, and another try at watching the directory.
+/// paid. While one is not (missing, lost, no inotify watch left), a load calls ``hasChanged()``
+/// before answering from memory: one `stat` per file, compared with what the last check saw. It
+/// does not try to watch the directory again: ``FileChanges`` does, on its own tick.
 @usableFromInline
 final class FileFreshness: Sendable {
     private struct File: Equatable {
@@ -63,14 +63,11 @@ final class FileFreshness: Sendable {
     }
 
     /// Whether any file changed since the last check; `true` at the first check, and after a
-    /// watch was lost since. Tries again to watch the directories that are not watched. Runs off
-    /// the caller's executor: it makes one `stat` per file.
+    /// watch was lost since. Runs off the caller's executor: it makes one `stat` per file, and
+    /// nothing else.
     @usableFromInline
     @concurrent func hasChanged() async -> Bool {
         let files = state.withLock { $0.files }
-        for file in files {
-            file.changes.retryWatch(of: file.directory)
-        }
         let losses = FileChanges.losses.load(ordering: .acquiring)
         let identities = files.map { FileIdentity(of: $0.path) }
         return state.withLock { state in

@@ -36,6 +36,14 @@ enum FileIdentity: Equatable, Sendable {
             seconds: Int(time.tv_sec), nanoseconds: Int(time.tv_nsec))
     }
 
+    /// Whether both name the same file, whatever its size and time: the same device and inode.
+    func isSameFile(as other: Self) -> Bool {
+        guard case .file(let device, let inode, _, _, _) = self,
+            case .file(let otherDevice, let otherInode, _, _, _) = other
+        else { return false }
+        return device == otherDevice && inode == otherInode
+    }
+
     static func == (lhs: Self, rhs: Self) -> Bool {
         switch (lhs, rhs) {
         case (.absent, .absent): true

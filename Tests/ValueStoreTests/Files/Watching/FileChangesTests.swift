@@ -4,6 +4,10 @@ import ValueStoreTestSupport
 
 @testable import ValueStore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// File stores: writes by other stores over the same path and by other processes arrive through
 /// `changes()`, a process's own write arrives once, and the watch is released with the last
 /// stream.
@@ -53,6 +57,50 @@ import ValueStoreTestSupport
             #expect(await log.waitForLast("failed(corrupted)"))
             try await store.save(2)
             #expect(await log.waitForLast("2"))
+        }
+    }
+
+    /// Every way a name appears signals it: a rename over it, and `link(2)` and `symlink(2)`,
+    /// which the watch sees only as a creation.
+    @Test(arguments: ["link", "symlink"])
+    func aFileThatAppearsThroughALinkArrives(_ how: String) async throws {
+        try await TemporaryDirectory.with { directory in
+            let folder = directory.appending(path: "watched")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let url = folder.appending(path: "count.json")
+            let log = StateLog(ValueStore<Void, Int>.jsonFile(url).changes())
+            #expect(await log.waitForLast("absent"))
+            let source = directory.appending(path: "made.json")
+            try Data("9".utf8).write(to: source)
+            let (from, to) = (source.path(percentEncoded: false), url.path(percentEncoded: false))
+            #expect((how == "link" ? link(from, to) : symlink(from, to)) == 0)
+            #expect(await log.waitForLast("9"))
+        }
+    }
+
+    /// One inotify instance serves the whole process, with a watch per directory: a thousand
+    /// observed directories are all watched under the default limit of 128 instances per user.
+    @Test func aThousandWatchedDirectoriesAreAllWatched() async throws {
+        try await TemporaryDirectory.with { directory in
+            let urls = try (0..<1_000).map { index in
+                let folder = directory.appending(path: "d\(index)")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                return folder.appending(path: "count.json")
+            }
+            let streams = urls.dropLast().map { ValueStore<Void, Int>.jsonFile($0).changeSignals(()) }
+            let log = StateLog(ValueStore<Void, Int>.jsonFile(urls.last!).changes())
+            #expect(await log.waitForLast("absent"))
+            #if os(Linux)
+            let instances = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count { name in
+                // A descriptor closed since the listing names nothing.
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"))
+                    == "anon_inode:inotify"
+            }
+            #expect(instances == 1)
+            #endif
+            try Self.save("42", to: urls.last!)
+            #expect(await log.waitForLast("42"))
+            _ = streams
         }
     }
 

@@ -135,7 +135,7 @@ import Glibc
     @Test func withoutAWatchACachedHitChecksTheFileFirst() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
-            let watches = FakeWatches()
+            let watches = FakeWatches(retryInterval: .milliseconds(20))
             watches.failWatches(under: directory, true)
             let cached = watches.jsonFile(url, as: Int.self).cached()
             try await cached.save(1)
@@ -144,11 +144,114 @@ import Glibc
             try Self.writeAsAnotherProcess(7, to: url)
             #expect(try await cached.load() == 7)
             #expect(try await cached.load() == 7)
-            // Instances free up: the next load's check watches the directory again.
+            // Watches free up: the registry's next retry watches the directory again.
             watches.failWatches(under: directory, false)
+            #expect(await eventually { watches.watch(of: directory) != nil })
             #expect(try await cached.load() == 7)
-            #expect(watches.watch(of: directory) != nil)
         }
+    }
+
+    /// A degraded hit pays for one `stat` of the file and nothing of the watch: retries are the
+    /// registry's, on its own tick.
+    @Test func aCachedHitWithoutAWatchTriesNoWatch() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let attempts = Shared(0)
+            var fileSystem = FileSystem.live
+            fileSystem.changes = FileChanges(retryInterval: .seconds(3_600)) { _, _, _ in
+                attempts.withLock { $0 += 1 }
+                return nil  // as when no inotify instance or watch is left
+            }
+            let cached = Self.jsonFile(url, on: fileSystem).cached()
+            try await cached.save(1)
+            #expect(try await cached.load() == 1)
+            let before = attempts.value
+            for _ in 0..<100 {
+                #expect(try await cached.load() == 1)
+            }
+            #expect(attempts.value == before)
+            try Self.writeAsAnotherProcess(7, to: url)
+            #expect(try await cached.load() == 7)
+        }
+    }
+
+    // MARK: - Retried on its own
+
+    @Test func anObserverThatNeverWritesRecoversOnceWatchesFreeUp() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let watches = FakeWatches(retryInterval: .milliseconds(20))
+            watches.failWatches(under: directory, true)
+            let log = StateLog(watches.jsonFile(url, as: Int.self).changes())
+            #expect(await log.waitForLast("absent"))
+            try Self.writeAsAnotherProcess(7, to: url)
+            // No write, stream or load of this process follows: the registry retries on its own,
+            // and signals every file in the directory once it is watched.
+            watches.failWatches(under: directory, false)
+            #expect(await log.waitForLast("7"))
+            try Self.writeAsAnotherProcess(8, to: url)
+            watches.sendChange(of: "count.json", in: directory)
+            #expect(await log.waitForLast("8"))
+        }
+    }
+
+    @Test func aReleasedWatchRetriesTheUnwatchedAtOnce() async throws {
+        try await TemporaryDirectory.with { directory in
+            let (starved, other) = (directory.appending(path: "a"), directory.appending(path: "b"))
+            for folder in [starved, other] {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+            // Ticks far apart: only the release can retry within the test.
+            let watches = FakeWatches(retryInterval: .seconds(3_600))
+            watches.failWatches(under: starved, true)
+            let url = starved.appending(path: "count.json")
+            let log = StateLog(watches.jsonFile(url, as: Int.self).changes())
+            #expect(await log.waitForLast("absent"))
+            let otherLog = StateLog(watches.jsonFile(other.appending(path: "count.json"), as: Int.self).changes())
+            #expect(await otherLog.waitForLast("absent"))
+            try Self.writeAsAnotherProcess(7, to: url)
+            watches.failWatches(under: starved, false)
+            otherLog.cancel()
+            #expect(await log.waitForLast("7"))
+        }
+    }
+
+    @Test func aDirectoryReplacedByAFileAndMadeAgainIsWatchedAgain() async throws {
+        try await TemporaryDirectory.with { directory in
+            let folder = directory.appending(path: "data")
+            let url = folder.appending(path: "count.json")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Self.writeAsAnotherProcess(1, to: url)
+            let fileSystem = Self.liveFileSystem(retryInterval: .milliseconds(20))
+            let log = StateLog(Self.jsonFile(url, on: fileSystem).changes())
+            #expect(await log.waitForLast("1"))
+            // The watch is lost, and a file cannot be watched as a directory.
+            try FileManager.default.removeItem(at: folder)
+            try Data("not a directory".utf8).write(to: folder)
+            let path = FakeWatches.path(of: folder)
+            #expect(await eventually { fileSystem.changes.isUnwatched(path) })
+            try FileManager.default.removeItem(at: folder)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Self.writeAsAnotherProcess(5, to: url)
+            #expect(await log.waitForLast("5"))
+            try Self.writeAsAnotherProcess(6, to: url)
+            #expect(await log.waitForLast("6"))
+        }
+    }
+
+    /// The live file system, with a registry of its own that checks its directories every
+    /// `retryInterval`.
+    static func liveFileSystem(retryInterval: Duration) -> FileSystem {
+        var fileSystem = FileSystem.live
+        fileSystem.changes = FileChanges(retryInterval: retryInterval) { directory, interest, onEvents in
+            DirectoryWatcher(directory: directory, interest: interest, onEvents: onEvents)
+        }
+        return fileSystem
+    }
+
+    /// A JSON file store of a number over `fileSystem`.
+    static func jsonFile(_ url: URL, on fileSystem: FileSystem) -> ValueStore<Void, Int> {
+        ValueStore<Void, Data>.file(url, options: .default, fileSystem: fileSystem).coded(.json)
     }
 
     @Test func withoutAWatchASettingsKeyChecksTheFileFirst() async throws {
