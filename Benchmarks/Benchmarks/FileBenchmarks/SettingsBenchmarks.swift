@@ -10,6 +10,18 @@ import ValueStore
 /// How many writers each sample runs.
 let writers = 200
 
+// A commit costs O(file): one key's save in a file of 10,000 keys of 1 KB each (10 MB) encodes
+// and writes all of it. Against the floor of that work done by hand: Foundation's binary
+// property-list encoding of the same dictionary and a durable write of the result.
+
+/// How many keys the large settings file holds.
+let largeFileKeys = 10_000
+
+/// The large file's value of key `index`: 1 KB, different for each key.
+func largeFileValue(_ index: Int) -> String {
+    String(repeating: "\(index % 10)", count: 1_000)
+}
+
 func registerSettingsRows() {
     benchmarkInFreshDirectory(
         "SettingsFile: 200 concurrent saves", configuration: .fileWork(iterations: 200, seconds: 6)
@@ -48,6 +60,41 @@ func registerSettingsRows() {
                 let data = try PropertyListSerialization.data(fromPropertyList: entries, format: .xml, options: 0)
                 try data.write(to: url, options: .atomic)
             }
+        }
+    }
+
+    benchmarkInFreshDirectory(
+        "SettingsFile: one key's save in a 10,000-key file", configuration: .fileWork(iterations: 100, seconds: 10)
+    ) { directory in
+        let settings = SettingsFile(directory.appending(path: "settings.plist"))
+        try await settings.batch { batch in
+            for index in 0..<largeFileKeys {
+                try batch.set(largeFileValue(index), for: "key\(index)")
+            }
+        }
+        return settings.store("key0", as: String.self)
+    } measure: { benchmark, key in
+        for iteration in benchmark.scaledIterations {
+            // Never the value the file holds, which would write nothing.
+            try await key.save(largeFileValue(iteration) + UUID().uuidString)
+        }
+    }
+
+    benchmarkInFreshDirectory(
+        "SettingsFile: one key's save in a 10,000-key file, floor: serialize + durable write",
+        configuration: .fileWork(iterations: 100, seconds: 10)
+    ) { directory in
+        var entries: [String: String] = [:]
+        for index in 0..<largeFileKeys {
+            entries["key\(index)"] = largeFileValue(index)
+        }
+        return (RawFile(directory.appending(path: "settings.plist")), entries)
+    } measure: { benchmark, state in
+        var (file, entries) = state
+        for iteration in benchmark.scaledIterations {
+            entries["key0"] = largeFileValue(iteration) + UUID().uuidString
+            try file.replace(
+                with: PropertyListSerialization.data(fromPropertyList: entries, format: .binary, options: 0))
         }
     }
 

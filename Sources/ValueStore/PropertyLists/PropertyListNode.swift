@@ -16,6 +16,10 @@ enum PropertyListNode: Sendable, Equatable {
     case data(Data)
     case array([PropertyListNode])
     case dictionary([String: PropertyListNode])
+    /// A keyed archiver's object reference (a binary property list's `UID`, 1 to 16 big-endian
+    /// bytes), which no `Codable` value or Foundation property-list object is: kept as it was
+    /// read, and written back byte for byte. Only ``BinaryPropertyList`` reads and writes it.
+    case uid(Data)
 }
 
 // MARK: - Foundation's objects
@@ -104,6 +108,19 @@ extension PropertyListNode {
         case .data(let value): value
         case .array(let nodes): nodes.map(\.object)
         case .dictionary(let nodes): nodes.mapValues(\.object)
+        // Foundation has no object for it; `decode(as:)` refuses a node holding one first.
+        case .uid(let bytes): bytes
+        }
+    }
+
+    /// Whether the node holds a UID, which nothing but a settings file's own reader and writer
+    /// can hold.
+    var containsUID: Bool {
+        switch self {
+        case .uid: true
+        case .array(let nodes): nodes.contains { $0.containsUID }
+        case .dictionary(let nodes): nodes.values.contains { $0.containsUID }
+        default: false
         }
     }
 }
@@ -157,6 +174,13 @@ extension PropertyListNode {
     func decode<Value: Decodable>(as type: Value.Type) throws -> Value {
         if let value = scalar(as: Value.self) {
             return value
+        }
+        guard !containsUID else {
+            throw ValueStoreError(
+                .unsupportedFormat,
+                reason:
+                    "the value holds a UID (an object reference an NSKeyedArchiver writes), which no Codable value"
+                    + " can hold; it is kept in the file as it is")
         }
         do {
             let data = try PropertyListSerialization.data(

@@ -174,6 +174,7 @@ struct UserDefaultsKey: Sendable {
         case .date?: "a date"
         case .array?: "an array"
         case .dictionary?: "a dictionary"
+        case .uid?: "a keyed-archiver UID"
         case nil: "not a property-list value"
         }
     }

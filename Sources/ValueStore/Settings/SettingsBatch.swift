@@ -8,7 +8,7 @@
 /// }
 /// ```
 public struct SettingsBatch: Sendable {
-    var changes: [(key: String, node: PropertyListNode?)] = []
+    var changes: [SettingsFile.Change] = []
 
     init() {}
 
@@ -23,7 +23,7 @@ public struct SettingsBatch: Sendable {
     ///   - key: The key to set.
     /// - Throws: ``ValueStoreError/Code/encodingFailed`` when the value has no property-list form.
     public mutating func set(_ value: some Encodable, for key: String) throws {
-        changes.append((key, try PropertyListNode(encoding: value)))
+        changes.append((PropertyListKey(key), try PropertyListNode(encoding: value)))
     }
 
     /// Removes `key` when the batch commits; removing a missing key is fine.
@@ -34,7 +34,7 @@ public struct SettingsBatch: Sendable {
     ///
     /// - Parameter key: The key to remove.
     public mutating func remove(_ key: String) {
-        changes.append((key, nil))
+        changes.append((PropertyListKey(key), nil))
     }
 }
 

@@ -4,7 +4,7 @@ import Synchronization
 extension SettingsFile {
     /// The file's entries and the generation they belong to, from memory when read before.
     @usableFromInline
-    func entries() async throws -> (entries: [String: PropertyListNode], generation: UInt64) {
+    func entries() async throws -> (entries: Entries, generation: UInt64) {
         if let known = state.withLock({ state in state.entries.map { ($0, generation.load(ordering: .acquiring)) } }) {
             return known
         }
@@ -45,7 +45,7 @@ extension SettingsFile {
     struct Contents: Sendable {
         /// `nil` when there is no file.
         let data: Data?
-        let entries: [String: PropertyListNode]
+        let entries: Entries
     }
 
     /// Takes in a change another store or process made to the file (never this file's own
@@ -67,7 +67,7 @@ extension SettingsFile {
     }
 
     /// The broadcaster of `key`'s streams, made on first use.
-    func keyBroadcaster(for key: String) -> ChangeBroadcaster {
+    func keyBroadcaster(for key: PropertyListKey) -> ChangeBroadcaster {
         keyChanges.withLock { broadcasters in
             if let broadcaster = broadcasters[key] {
                 return broadcaster
@@ -80,7 +80,7 @@ extension SettingsFile {
 
     /// Signals the streams of each observed key whose entry differs between `old` and `new`;
     /// every observed key when `old` is not known entries.
-    private func signalKeys(changedFrom old: Signalled, to new: [String: PropertyListNode]) {
+    private func signalKeys(changedFrom old: Signalled, to new: Entries) {
         keyChanges.withLock { broadcasters in
             for (key, broadcaster) in broadcasters {
                 if case .entries(let old) = old, old[key] == new[key] {
@@ -104,19 +104,24 @@ extension SettingsFile {
 
     /// Reads and parses the file: no file is no entries; bytes that are not a property-list
     /// dictionary are ``ValueStoreError/Code/corrupted``.
-    func readEntries() throws -> [String: PropertyListNode] {
+    func readEntries() throws -> Entries {
         try parse(file.read())
     }
 
-    /// Parses the file's bytes (`nil`: no file, no entries).
-    func parse(_ data: Data?) throws -> [String: PropertyListNode] {
+    /// Parses the file's bytes (`nil`: no file, no entries): the binary format with this
+    /// library's own reader, which keeps every key byte for byte and a UID as it is; the XML
+    /// format, which earlier releases wrote, with Foundation's.
+    func parse(_ data: Data?) throws -> Entries {
         guard let data else { return [:] }
         do {
             try Data.requireContent(data, format: "a property list")
+            if BinaryPropertyList.isBinary(data) {
+                return try BinaryPropertyList.dictionary(from: data)
+            }
             guard case .dictionary(let entries) = try PropertyListNode.parse(data) else {
                 throw ValueStoreError(.corrupted, reason: "the property list's top level is not a dictionary")
             }
-            return entries
+            return Entries(uniqueKeysWithValues: entries.map { (PropertyListKey($0.key), $0.value) })
         } catch let error as ValueStoreError {
             throw error.naming(label)
         } catch {

@@ -30,6 +30,7 @@ extension SettingsFile {
     > {
         let cache = Locked<(generation: UInt64, value: Value)?>(nil)
         let label = label(of: key)
+        let key = PropertyListKey(key)
         return ValueStore(
             label: label,
             load: { _ in
@@ -54,7 +55,7 @@ extension SettingsFile {
                 try await self.write([(key, nil)])
             },
             update: { _, body in
-                try await self.transaction { entries in
+                try await self.transaction(turnOf: key) { entries in
                     var value = try entries[key].map { try Self.decode($0, as: Value.self, label: label) }
                     try await body(&value)
                     entries[key] = try value.map { try Self.encode($0, label: label) }
@@ -68,7 +69,7 @@ extension SettingsFile {
     /// Signals after each change to `key`'s entry in the file, for ``ValueStore/changes()`` on
     /// key stores: a change to another key wakes nobody here.
     @usableFromInline
-    func keySignals(for key: String) -> AsyncStream<Void> {
+    func keySignals(for key: PropertyListKey) -> AsyncStream<Void> {
         startWatching()
         return keyBroadcaster(for: key).signals()
     }

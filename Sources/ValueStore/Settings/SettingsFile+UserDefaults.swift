@@ -31,8 +31,8 @@ extension SettingsFile {
         guard !found.isEmpty else { return [] }
         let (imported, inFile) = try await transaction { entries in
             var imported: [String] = []
-            for (key, node) in found where entries[key] == nil {
-                entries[key] = node
+            for (key, node) in found where entries[PropertyListKey(key)] == nil {
+                entries[PropertyListKey(key)] = node
                 imported.append(key)
             }
             return (imported, entries)
@@ -40,7 +40,7 @@ extension SettingsFile {
         // Only what the file now holds, unchanged in UserDefaults since it was read, leaves
         // UserDefaults: a value written meanwhile stays, and an import cut short by a failure
         // here finishes on the next call.
-        for (key, node) in found where inFile[key] == node {
+        for (key, node) in found where inFile[PropertyListKey(key)] == node {
             let defaults = UserDefaultsKey(key, suiteName: suiteName)
             if try defaults.storedNode() == node {
                 try await defaults.removeValue()

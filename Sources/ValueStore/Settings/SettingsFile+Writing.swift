@@ -5,11 +5,12 @@ extension SettingsFile {
     /// Applies `changes` (a `nil` node removes its key) in the next group commit and returns once
     /// that commit is durable.
     @usableFromInline
-    func write(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
-        if let open = Self.openTransaction, open.path == file.path, open.join(changes, from: self) {
+    func write(_ changes: [Change]) async throws {
+        if let open = Self.openTransaction, open.path == file.path, try open.join(changes, from: self, store: label) {
             // Joined the transaction this task has open on the file, through this object or
-            // another over the same path; it commits with it. A task that outlived the
-            // transaction (it inherits the task-local) commits on its own.
+            // another over the same path; it commits with it. A task started in the body throws
+            // `nestedWrite` while the body runs, and once the transaction closed (it inherits the
+            // task-local) commits on its own.
             return
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -60,19 +61,23 @@ extension SettingsFile {
         }
     }
 
-    /// One durable group commit under the file's locks: reads the file as it is now, applies the
-    /// changes in order, and writes the result if it differs. No code but this runs under them.
-    private func commit(_ changes: [(key: String, node: PropertyListNode?)]) async throws {
+    /// One durable group commit: applies the changes in order to the file's entries and writes
+    /// the result if it differs. The entries are encoded before the file's locks are taken, from
+    /// the contents this process knows; under the locks, the file is checked to still hold those
+    /// bytes, and only when it does not are the changes applied again to what it holds and
+    /// encoded there. So a commit holds the locks for a read, a comparison and a durable write,
+    /// not for the encoding, unless another writer got in first.
+    private func commit(_ changes: [Change]) async throws {
         do {
+            let known = try await startingContents()
+            let prepared = try await prepare(changes, on: known)
             try await file.exclusively { _ in
-                let current = try await readContentsConcurrently()
-                var entries = current.entries
-                for change in changes {
-                    entries[change.key] = change.node
-                }
-                if entries != current.entries {
-                    let written = try await storeConcurrently(entries)
-                    replaceEntries(with: Contents(data: written, entries: entries))
+                let data = try await file.readConcurrently()
+                let current = data == known.data ? known : try await parseConcurrently(data)
+                let next = current.data == known.data ? prepared : try await prepare(changes, on: current)
+                if let encoded = next.data {
+                    try await writeConcurrently(encoded)
+                    replaceEntries(with: Contents(data: encoded, entries: next.entries))
                 } else {
                     replaceEntries(with: current)
                 }
@@ -85,6 +90,18 @@ extension SettingsFile {
         }
     }
 
+    /// `changes` applied to `contents`, encoded off the caller's executor when they change
+    /// anything (`data` is `nil` when they change nothing).
+    @concurrent private func prepare(_ changes: [Change], on contents: Contents) async throws -> (
+        entries: Entries, data: Data?
+    ) {
+        var entries = contents.entries
+        for change in changes {
+            entries[change.key] = change.node
+        }
+        return (entries, entries == contents.entries ? nil : encode(entries))
+    }
+
     /// Runs `body` on the file's current entries, then writes them durably if `body` changed
     /// them, unless the file changed meanwhile: then `body` runs again on the new entries. Nothing
     /// is written when the file is damaged or `body` throws.
@@ -93,21 +110,46 @@ extension SettingsFile {
     /// anything: iOS terminates a suspended app that holds a file lock in an app-group container.
     /// The commit takes the locks, checks that the file still holds the bytes `body` started
     /// from, and writes; so a body that awaits a write to the same file never deadlocks.
+    ///
+    /// Transactions that give `turnOf` take turns with the others of the same key in this
+    /// process, through any ``SettingsFile`` over the path: one at a time runs its body and
+    /// commits, the others wait, so they do not make each other run again.
     @usableFromInline
     func transaction<Result>(
-        _ body: (_ entries: inout [String: PropertyListNode]) async throws -> Result
+        turnOf key: PropertyListKey? = nil,
+        _ body: (_ entries: inout Entries) async throws -> Result
     ) async throws -> Result {
         if let open = Self.openTransaction, open.path == file.path,
-            let result = try await open.run(body, from: self)
+            let result = try await open.run(body, from: self, store: label)
         {
             // Inside a transaction this task has open on the file (an update's body that updates
             // another key, a move between two keys): join it.
             return result
         }
+        guard let key else {
+            return try await runTransaction(body)
+        }
+        return try await Self.updateTurns.withLock(UpdateTurn(path: file.path, key: key)) {
+            try await runTransaction(body)
+        }
+    }
+
+    /// One update of a key of a file at a time in this process.
+    private struct UpdateTurn: Hashable, Sendable {
+        let path: String
+        let key: PropertyListKey
+    }
+
+    private static let updateTurns = KeyedLocks<UpdateTurn>()
+
+    /// ``transaction(turnOf:_:)`` outside any other transaction.
+    private func runTransaction<Result>(
+        _ body: (_ entries: inout Entries) async throws -> Result
+    ) async throws -> Result {
         startWatching()
         var base = try await startingContents()
         while true {
-            let open = OpenTransaction(path: file.path, entries: base.entries)
+            let open = OpenTransaction(path: file.path, entries: base.entries, ownedByCurrentTask: ())
             // The body runs as its caller, not as this file's writer: a stream it starts must
             // hear this file's commits.
             let result: Result
@@ -136,7 +178,8 @@ extension SettingsFile {
         }
     }
 
-    /// The entries a transaction starts from: from memory when known, else read without a lock.
+    /// The entries a transaction or a commit starts from: from memory when known, else read
+    /// without a lock.
     private func startingContents() async throws -> Contents {
         if let known = state.withLock({ state in state.entries.map { Contents(data: state.data, entries: $0) } }) {
             return known
@@ -153,18 +196,21 @@ extension SettingsFile {
 
     /// Writes `entries` under the file's locks if the file still holds `base`'s bytes.
     private func commit(
-        _ entries: [String: PropertyListNode],
+        _ entries: Entries,
         ifUnchangedSince base: Contents
     ) async throws -> CommitOutcome {
         do {
+            // Encoded before the locks are taken: under them, only a read, a comparison and the
+            // durable write.
+            let encoded = await encodeConcurrently(entries)
             return try await ChangeOrigin.$writer.withValue(writer) {
                 try await file.exclusively { _ in
                     let data = try await file.readConcurrently()
                     guard data == base.data else {
                         return .changed(try await parseConcurrently(data))
                     }
-                    let written = try await storeConcurrently(entries)
-                    let contents = Contents(data: written, entries: entries)
+                    try await writeConcurrently(encoded)
+                    let contents = Contents(data: encoded, entries: entries)
                     replaceEntries(with: contents)
                     watchAgainIfTheDirectoryWasMissing()
                     return .committed(contents)
@@ -177,18 +223,13 @@ extension SettingsFile {
         }
     }
 
-    /// Encodes and writes the entries, off the caller's executor.
-    @concurrent private func storeConcurrently(_ entries: [String: PropertyListNode]) async throws -> Data {
-        let data: Data
-        do {
-            data = try PropertyListSerialization.data(
-                fromPropertyList: entries.mapValues(\.object), format: .binary, options: 0)
-        } catch {
-            throw ValueStoreError(
-                .encodingFailed, store: label, reason: "the settings could not be written as a property list",
-                underlyingError: error)
-        }
+    /// Encodes the entries off the caller's executor.
+    @concurrent private func encodeConcurrently(_ entries: Entries) async -> Data {
+        encode(entries)
+    }
+
+    /// Writes the file durably, off the caller's executor.
+    @concurrent private func writeConcurrently(_ data: Data) async throws {
         try file.write(data)
-        return data
     }
 }

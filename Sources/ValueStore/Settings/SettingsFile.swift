@@ -48,9 +48,16 @@ public final class SettingsFile: Sendable {
     @usableFromInline
     var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
 
+    /// The file's top-level dictionary, its keys compared byte for byte: `"caf\u{e9}"` and
+    /// `"cafe\u{301}"` are two keys, though Swift's strings are equal.
+    @usableFromInline typealias Entries = [PropertyListKey: PropertyListNode]
+
+    /// A change to one key: a `nil` node removes it.
+    @usableFromInline typealias Change = (key: PropertyListKey, node: PropertyListNode?)
+
     struct State {
         /// The file's entries as last read or committed; `nil` until read.
-        var entries: [String: PropertyListNode]?
+        var entries: Entries?
         /// The bytes `entries` were read from or written as (`nil`: no file); a transaction's
         /// commit checks the file still holds them.
         var data: Data?
@@ -69,7 +76,7 @@ public final class SettingsFile: Sendable {
         case unknown
         /// The file could not be read; every stream saw the failure.
         case failed
-        case entries([String: PropertyListNode])
+        case entries(Entries)
 
         /// Whether anything was read or failed yet.
         var isKnown: Bool {
@@ -77,17 +84,21 @@ public final class SettingsFile: Sendable {
         }
     }
 
+    /// Turns the entries into the file's bytes: the binary property-list writer, or a test's
+    /// witness that checks no file lock is held while it runs.
+    let encode: @Sendable (_ entries: Entries) -> Data
+
     /// This file's number as a writer, so its watch skips the signals of its own commits, which
     /// update the entries themselves (see ``ChangeOrigin``).
     let writer = ChangeOrigin.next()
 
     /// Each observed key's broadcaster: it signals the key's streams after a change to that key's
     /// entry, once the entries are current.
-    let keyChanges = Locked<[String: ChangeBroadcaster]>([:])
+    let keyChanges = Locked<[PropertyListKey: ChangeBroadcaster]>([:])
 
     /// Changes waiting for the next commit, and the caller waiting for it.
     struct PendingWrite {
-        let changes: [(key: String, node: PropertyListNode?)]
+        let changes: [Change]
         let continuation: CheckedContinuation<Void, any Error>
     }
 
@@ -100,15 +111,21 @@ public final class SettingsFile: Sendable {
     /// - Parameters:
     ///   - url: The file's location.
     ///   - options: Durability and permissions, as for ``ValueStore/file(_:options:)``.
-    public init(_ url: URL, options: FileOptions = .default) {
-        file = DurableFile(url, options: options, fileSystem: .live)
-        freshness = FileFreshness(path: file.path, directory: file.directory, changes: file.fileSystem.changes)
+    public convenience init(_ url: URL, options: FileOptions = .default) {
+        self.init(url, options: options, fileSystem: .live)
     }
 
-    /// A settings file over the given file system, for tests that count or fail system calls.
-    init(_ url: URL, options: FileOptions, fileSystem: FileSystem) {
+    /// A settings file over the given file system, for tests that count or fail system calls,
+    /// and encoding its entries with `encode`.
+    init(
+        _ url: URL,
+        options: FileOptions,
+        fileSystem: FileSystem,
+        encode: @escaping @Sendable (_ entries: Entries) -> Data = BinaryPropertyList.data(of:)
+    ) {
         file = DurableFile(url, options: options, fileSystem: fileSystem)
         freshness = FileFreshness(path: file.path, directory: file.directory, changes: file.fileSystem.changes)
+        self.encode = encode
     }
 
     deinit {

@@ -1,14 +1,9 @@
 import Foundation
+import Synchronization
 import Testing
 import ValueStoreTestSupport
 
 @testable import ValueStore
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Transactions that end, exact values, and streams that wake only for their own key.
 @Suite struct SettingsFileHardeningTests {
@@ -81,15 +76,19 @@ import Darwin
     @Test func noFileLockIsHeldWhileAnUpdateBodyRunsAndAConflictRunsItAgain() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "settings.plist")
-            let counter = SettingsFile(url).store("counter", as: Int.self).default(0)
+            // Which descriptors of this process hold a file lock, as the file system sees them:
+            // probing the lock from here would also see a descriptor a process spawned by
+            // another test inherited for a moment, between its fork and its exec.
+            let locks = LockTracking()
+            let settings = SettingsFile(url, options: .default, fileSystem: locks.fileSystem)
+            let counter = settings.store("counter", as: Int.self).default(0)
             try await counter.save(0)
             let runs = Calls()
-            let lockWasFree = Shared<[Bool]>([])
+            let lockWasHeld = Shared<[Bool]>([])
             try await counter.update { value in
                 runs.increment()
-                let free = Self.fileLockIsFree(directory.appending(path: ".settings.plist.lock"))
-                lockWasFree.append(free)
-                if runs.value == 1 && free {
+                lockWasHeld.append(locks.isHeld)
+                if runs.value == 1 {
                     // Another process commits while the body runs: the body runs again on its value.
                     let writer = try HelperProcess(
                         "settings-increment", url.path(percentEncoded: false), "counter", "1")
@@ -97,9 +96,140 @@ import Darwin
                 }
                 value += 1
             }
-            #expect(lockWasFree.value.allSatisfy { $0 }, "no flock is held while the body runs")
+            #expect(lockWasHeld.value == [false, false], "no flock is held while the body runs")
             #expect(runs.value == 2, "the other process's commit made the body run again")
             #expect(try await SettingsFile(url).store("counter", as: Int.self).load() == 2)
+        }
+    }
+
+    // MARK: - A write from a task started in an update lands or throws
+
+    @Test func aWriteFromATaskStartedInAnUpdateBodyThatRunsAgainLandsOrThrows() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            let counter = settings.store("counter", as: Int.self).default(0)
+            let note = settings.store("note", as: String.self)
+            let elsewhere = SettingsFile(url).store("counter", as: Int.self)
+            let runs = Calls()
+            let noteSave = Shared<Result<Void, any Error>?>(nil)
+            try await counter.update { value in
+                runs.increment()
+                if runs.value == 1 {
+                    noteSave.value = await Task { try await note.save("written") }.result
+                    // Another writer commits meanwhile (detached: it inherits no transaction), so
+                    // the transaction starts over from the file and the body runs again.
+                    _ = try await Task.detached { try await elsewhere.save(10) }.value
+                }
+                value += 1
+            }
+            #expect(runs.value == 2)
+            let reopened = SettingsFile(url)
+            #expect(try await reopened.store("counter", as: Int.self).load() == 11)
+            let landed = try await reopened.store("note", as: String.self).optional().load() == "written"
+            let result = try #require(noteSave.value)
+            #expect(result.succeeded == landed, "a save that returned success is in the commit that landed")
+            #expect(result.errorCode == .nestedWrite, "a write from another task is refused while the body runs")
+        }
+    }
+
+    @Test func aWriteFromATaskStartedInAnUpdateBodyThatThrowsLandsOrThrows() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let settings = SettingsFile(url)
+            let counter = settings.store("counter", as: Int.self).default(0)
+            let note = settings.store("note", as: String.self)
+            let noteSave = Shared<Result<Void, any Error>?>(nil)
+            await #expect(throws: Boom()) {
+                try await counter.update { value in
+                    noteSave.value = await Task { try await note.save("written") }.result
+                    value += 1
+                    throw Boom()
+                }
+            }
+            let reopened = SettingsFile(url)
+            let landed = try await reopened.store("note", as: String.self).optional().load() == "written"
+            let result = try #require(noteSave.value)
+            #expect(result.succeeded == landed, "a save that returned success is in the file")
+            #expect(result.errorCode == .nestedWrite)
+            #expect(try await reopened.store("counter", as: Int.self).optional().load() == nil)
+        }
+    }
+
+    // MARK: - Updates of one key take turns
+
+    @Test func updatesOfOneKeyInOneProcessTakeTurns() async throws {
+        try await TemporaryDirectory.with { directory in
+            let settings = SettingsFile(directory.appending(path: "settings.plist"), options: .cache)
+            let counter = settings.store("counter", as: Int.self).default(0)
+            let bodiesPerUpdate = Shared<[Int]>([])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        for _ in 0..<100 {
+                            let bodies = Calls()
+                            try await counter.update { value in
+                                bodies.increment()
+                                value += 1
+                            }
+                            bodiesPerUpdate.append(bodies.value)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let counts = bodiesPerUpdate.value
+            let total = counts.reduce(0, +)
+            #expect(try await counter.load() == 800)
+            #expect(total <= 1_200, "at most 1.5 bodies per update on average; \(total) ran")
+            #expect((counts.max() ?? 0) <= 10, "no update runs more than 10 times; the worst ran \(counts.max() ?? 0)")
+        }
+    }
+
+    // MARK: - No lock while the file is encoded
+
+    @Test func noFileLockIsHeldWhileTheEntriesAreEncoded() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let locks = LockTracking()
+            let lockWasHeld = Shared<[Bool]>([])
+            let settings = SettingsFile(url, options: .default, fileSystem: locks.fileSystem) { entries in
+                lockWasHeld.append(locks.isHeld)
+                return BinaryPropertyList.data(of: entries)
+            }
+            try await settings.store("theme", as: String.self).save("dark")
+            try await settings.batch { batch in try batch.set(16, for: "fontSize") }
+            try await settings.store("fontSize", as: Int.self).update { $0 += 1 }
+            #expect(lockWasHeld.value == [false, false, false], "a save, a batch and an update encode unlocked")
+            #expect(try await SettingsFile(url).store("fontSize", as: Int.self).load() == 17)
+        }
+    }
+
+    @Test func aSaveThatFindsTheFileChangedAfterEncodingAppliesItselfToTheNewFile() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let encodings = Calls()
+            let settings = SettingsFile(url, options: .default, fileSystem: .live) { entries in
+                encodings.increment()
+                if encodings.value == 2 {
+                    // Another process commits after this encoding, before the locks are taken.
+                    do {
+                        let writer = try HelperProcess(
+                            "settings-increment", url.path(percentEncoded: false), "counter", "1")
+                        #expect(writer.wait() == 0)
+                    } catch {
+                        Issue.record(error, "the other process did not start")
+                    }
+                }
+                return BinaryPropertyList.data(of: entries)
+            }
+            try await settings.store("theme", as: String.self).save("dark")
+            try await settings.store("fontSize", as: Int.self).save(16)
+            #expect(encodings.value == 3, "encoded again, under the locks, on the file as it is now")
+            let reopened = SettingsFile(url)
+            #expect(try await reopened.store("counter", as: Int.self).load() == 1, "the other process's write is kept")
+            #expect(try await reopened.store("fontSize", as: Int.self).load() == 16)
+            #expect(try await reopened.store("theme", as: String.self).load() == "dark")
         }
     }
 
@@ -170,14 +300,38 @@ import Darwin
     }
 }
 
-extension SettingsFileHardeningTests {
-    /// Whether another open file description can take the lock file's `flock` now.
-    static func fileLockIsFree(_ url: URL) -> Bool {
-        let descriptor = open(url.path(percentEncoded: false), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
-        flock(descriptor, LOCK_UN)
-        return true
+/// The live file system, knowing which of this process's descriptors hold a file lock.
+final class LockTracking: Sendable {
+    private let held = Mutex<Set<Int32>>([])
+
+    /// Whether some descriptor holds a lock now.
+    var isHeld: Bool { held.withLock { !$0.isEmpty } }
+
+    var fileSystem: FileSystem {
+        var fileSystem = FileSystem.live
+        fileSystem.lock = { descriptor, wait in
+            let locked = try FileSystem.live.lock(descriptor, wait)
+            if locked {
+                self.held.withLock { _ = $0.insert(descriptor) }
+            }
+            return locked
+        }
+        fileSystem.close = { descriptor in
+            // Forgotten first: once closed, the number may name another file at once.
+            self.held.withLock { _ = $0.remove(descriptor) }
+            try FileSystem.live.close(descriptor)
+        }
+        return fileSystem
+    }
+}
+
+extension Result {
+    var succeeded: Bool {
+        if case .success = self { true } else { false }
+    }
+
+    /// The code of the `ValueStoreError` it failed with, if any.
+    var errorCode: ValueStoreError.Code? {
+        if case .failure(let error as ValueStoreError) = self { error.code } else { nil }
     }
 }

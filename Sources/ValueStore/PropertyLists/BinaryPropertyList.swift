@@ -1,0 +1,430 @@
+import Foundation
+
+/// Reads and writes binary property lists (`bplist00`), the format a settings file is written in.
+///
+/// Foundation's reader and writer go through Swift dictionaries of strings, which merge keys that
+/// differ only in Unicode normalization, and its reader turns a keyed archiver's UID into an
+/// object no property-list value can hold. This one keeps top-level keys byte for byte
+/// (``PropertyListKey``) and a UID as it is (``PropertyListNode/uid(_:)``), and writes what
+/// Foundation reads.
+///
+/// ```swift
+/// let data = BinaryPropertyList.data(of: [PropertyListKey("theme"): .string("dark")])
+/// let entries = try BinaryPropertyList.dictionary(from: data)
+/// ```
+enum BinaryPropertyList {
+    /// The first eight bytes of every binary property list.
+    static let magic = Array("bplist00".utf8)
+
+    /// Whether `data` starts as a binary property list.
+    static func isBinary(_ data: Data) -> Bool {
+        data.starts(with: magic)
+    }
+
+    /// The entries of a binary property list whose top level is a dictionary.
+    ///
+    /// - Throws: ``ValueStoreError/Code/corrupted`` when the bytes are not a well-formed binary
+    ///   property list, its top level is not a dictionary, or it holds an object a property list
+    ///   value cannot be (a set, a null, an integer wider than 64 bits).
+    static func dictionary(from data: Data) throws -> [PropertyListKey: PropertyListNode] {
+        try data.withUnsafeBytes { bytes in
+            var reader = try Reader(bytes)
+            return try reader.topLevelDictionary()
+        }
+    }
+
+    /// A binary property list whose top level is a dictionary of `entries`.
+    static func data(of entries: [PropertyListKey: PropertyListNode]) -> Data {
+        var writer = Writer(objectCount: 1 + entries.count + entries.values.reduce(0) { $0 + $1.objectCount })
+        var keys: [Int] = []
+        var values: [Int] = []
+        keys.reserveCapacity(entries.count)
+        values.reserveCapacity(entries.count)
+        for (key, value) in entries {
+            keys.append(writer.write(.string(key.name)))
+            values.append(writer.write(value))
+        }
+        let top = writer.writeContainer(marker: 0xD0, count: entries.count, references: keys + values)
+        return writer.finish(top: top)
+    }
+}
+
+// MARK: - Reading
+
+extension BinaryPropertyList {
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        let offsetSize: Int
+        let referenceSize: Int
+        let objectCount: Int
+        let topObject: Int
+        let tableOffset: Int
+        /// Objects visited so far: a tree visits each reference once, and every reference takes
+        /// a byte at least, so more visits than bytes means containers shared to blow up.
+        var visits = 0
+        /// Nesting deeper than this is refused, which also ends a container that holds itself.
+        static let maximumDepth = 512
+
+        init(_ bytes: UnsafeRawBufferPointer) throws {
+            self.bytes = bytes
+            guard bytes.count >= magic.count + 32, bytes.starts(with: magic) else {
+                throw Self.corrupted("it is too short to be a binary property list")
+            }
+            let trailer = bytes.count - 32
+            offsetSize = Int(bytes[trailer + 6])
+            referenceSize = Int(bytes[trailer + 7])
+            guard (1...8).contains(offsetSize), (1...8).contains(referenceSize) else {
+                throw Self.corrupted("its trailer gives invalid integer sizes")
+            }
+            let count = Self.bigEndian(bytes, at: trailer + 8, size: 8)
+            let top = Self.bigEndian(bytes, at: trailer + 16, size: 8)
+            let table = Self.bigEndian(bytes, at: trailer + 24, size: 8)
+            guard count >= 1, count <= UInt64(bytes.count), top < count, table >= UInt64(magic.count),
+                table <= UInt64(trailer), (UInt64(trailer) - table) / UInt64(offsetSize) >= count
+            else {
+                throw Self.corrupted("its trailer does not fit the file")
+            }
+            objectCount = Int(count)
+            topObject = Int(top)
+            tableOffset = Int(table)
+        }
+
+        mutating func topLevelDictionary() throws -> [PropertyListKey: PropertyListNode] {
+            let offset = try offset(of: topObject)
+            guard bytes[offset] >> 4 == 0xD else {
+                throw ValueStoreError(.corrupted, reason: "the property list's top level is not a dictionary")
+            }
+            visits += 1
+            let (count, start) = try countAndStart(at: offset, unit: 2 * referenceSize)
+            var entries: [PropertyListKey: PropertyListNode] = [:]
+            entries.reserveCapacity(count)
+            for index in 0..<count {
+                let key = try string(reference(at: start + index * referenceSize), depth: 1)
+                entries[PropertyListKey(key)] = try node(
+                    reference(at: start + (count + index) * referenceSize), depth: 1)
+            }
+            return entries
+        }
+
+        /// The object numbered `index`.
+        private mutating func node(_ index: Int, depth: Int) throws -> PropertyListNode {
+            visits += 1
+            guard visits <= bytes.count, depth < Self.maximumDepth else {
+                throw Self.corrupted("its containers nest or repeat beyond any settings file's")
+            }
+            let offset = try offset(of: index)
+            let marker = bytes[offset]
+            let low = Int(marker & 0x0F)
+            switch marker >> 4 {
+            case 0x0 where marker == 0x08: return .boolean(false)
+            case 0x0 where marker == 0x09: return .boolean(true)
+            case 0x1: return try integer(at: offset)
+            case 0x2 where low == 2:
+                return .real(Double(Float(bitPattern: UInt32(try field(at: offset + 1, size: 4)))))
+            case 0x2 where low == 3: return .real(Double(bitPattern: try field(at: offset + 1, size: 8)))
+            case 0x3 where low == 3:
+                return .date(
+                    Date(timeIntervalSinceReferenceDate: Double(bitPattern: try field(at: offset + 1, size: 8))))
+            case 0x4:
+                let (count, start) = try countAndStart(at: offset, unit: 1)
+                return .data(Data(UnsafeRawBufferPointer(rebasing: bytes[start..<start + count])))
+            case 0x5, 0x6: return .string(try string(index, depth: depth))
+            case 0x8:
+                try requireObjectBytes(offset + 1, count: low + 1)
+                return .uid(Data(UnsafeRawBufferPointer(rebasing: bytes[offset + 1..<offset + 2 + low])))
+            case 0xA:
+                let (count, start) = try countAndStart(at: offset, unit: referenceSize)
+                var nodes: [PropertyListNode] = []
+                nodes.reserveCapacity(count)
+                for element in 0..<count {
+                    nodes.append(try node(reference(at: start + element * referenceSize), depth: depth + 1))
+                }
+                return .array(nodes)
+            case 0xD:
+                let (count, start) = try countAndStart(at: offset, unit: 2 * referenceSize)
+                var nodes: [String: PropertyListNode] = [:]
+                for entry in 0..<count {
+                    let key = try string(reference(at: start + entry * referenceSize), depth: depth + 1)
+                    nodes[key] = try node(reference(at: start + (count + entry) * referenceSize), depth: depth + 1)
+                }
+                return .dictionary(nodes)
+            default:
+                throw Self.corrupted(
+                    "it holds an object of kind 0x\(String(marker, radix: 16)), which no property-list value is")
+            }
+        }
+
+        /// The string numbered `index`; any other object there is corruption.
+        private mutating func string(_ index: Int, depth: Int) throws -> String {
+            let offset = try offset(of: index)
+            switch bytes[offset] >> 4 {
+            case 0x5:
+                let (count, start) = try countAndStart(at: offset, unit: 1)
+                let characters = UnsafeRawBufferPointer(rebasing: bytes[start..<start + count])
+                if !characters.contains(where: { $0 >= 0x80 }) {
+                    return String(decoding: characters, as: UTF8.self)
+                }
+                // Not ASCII, though marked so: each byte is the scalar of the same number.
+                var scalars = String.UnicodeScalarView()
+                scalars.append(contentsOf: characters.map { Unicode.Scalar($0) })
+                return String(scalars)
+            case 0x6:
+                let (count, start) = try countAndStart(at: offset, unit: 2)
+                var units: [UInt16] = []
+                units.reserveCapacity(count)
+                for unit in 0..<count {
+                    units.append(UInt16(bytes[start + 2 * unit]) << 8 | UInt16(bytes[start + 2 * unit + 1]))
+                }
+                return String(decoding: units, as: UTF16.self)
+            default:
+                throw Self.corrupted("a dictionary key is not a string")
+            }
+        }
+
+        private func integer(at offset: Int) throws -> PropertyListNode {
+            let size = Int(bytes[offset] & 0x0F)
+            switch size {
+            case 0, 1, 2:
+                return .integer(Int64(try field(at: offset + 1, size: 1 << size)))
+            case 3:
+                return .integer(Int64(bitPattern: try field(at: offset + 1, size: 8)))
+            case 4:
+                let high = try field(at: offset + 1, size: 8)
+                let low = try field(at: offset + 9, size: 8)
+                if high == 0 {
+                    return .unsignedInteger(low)
+                }
+                if high == .max, Int64(bitPattern: low) < 0 {
+                    return .integer(Int64(bitPattern: low))
+                }
+                throw Self.corrupted("it holds an integer wider than 64 bits")
+            default:
+                throw Self.corrupted("it holds an integer of \(1 << size) bytes")
+            }
+        }
+
+        /// An object's count (from its marker, or the integer after it) and where its contents
+        /// start, checked to fit before the offset table.
+        private func countAndStart(at offset: Int, unit: Int) throws -> (count: Int, start: Int) {
+            let low = Int(bytes[offset] & 0x0F)
+            var count = low
+            var start = offset + 1
+            if low == 0x0F {
+                try requireObjectBytes(offset + 1, count: 1)
+                let marker = bytes[offset + 1]
+                let size = 1 << Int(marker & 0x0F)
+                guard marker >> 4 == 0x1, size <= 8 else {
+                    throw Self.corrupted("an object's count is not an integer")
+                }
+                let value = try field(at: offset + 2, size: size)
+                guard value <= UInt64(tableOffset) else {
+                    throw Self.corrupted("an object's count runs past the file")
+                }
+                count = Int(value)
+                start = offset + 2 + size
+            }
+            try requireObjectBytes(start, count: count * unit)
+            return (count, start)
+        }
+
+        /// Where object `index` starts.
+        private func offset(of index: Int) throws -> Int {
+            guard index < objectCount else {
+                throw Self.corrupted("it refers to an object it does not hold")
+            }
+            let offset = Self.bigEndian(bytes, at: tableOffset + index * offsetSize, size: offsetSize)
+            guard offset >= UInt64(magic.count), offset < UInt64(tableOffset) else {
+                throw Self.corrupted("an object's offset lies outside the objects")
+            }
+            return Int(offset)
+        }
+
+        private func reference(at position: Int) -> Int {
+            // `countAndStart` checked that every reference fits.
+            Int(clamping: Self.bigEndian(bytes, at: position, size: referenceSize))
+        }
+
+        /// `size` bytes at `position` as a big-endian integer, checked to fit.
+        private func field(at position: Int, size: Int) throws -> UInt64 {
+            try requireObjectBytes(position, count: size)
+            return Self.bigEndian(bytes, at: position, size: size)
+        }
+
+        private func requireObjectBytes(_ start: Int, count: Int) throws {
+            guard count >= 0, start <= tableOffset, count <= tableOffset - start else {
+                throw Self.corrupted("an object runs past the objects")
+            }
+        }
+
+        private static func bigEndian(_ bytes: UnsafeRawBufferPointer, at position: Int, size: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for byte in bytes[position..<position + size] {
+                value = value << 8 | UInt64(byte)
+            }
+            return value
+        }
+
+        private static func corrupted(_ what: String) -> ValueStoreError {
+            ValueStoreError(
+                .corrupted, reason: "the file is not a valid binary property list: \(what); nothing was changed")
+        }
+    }
+}
+
+// MARK: - Writing
+
+extension PropertyListNode {
+    /// How many objects the node takes in a binary property list.
+    fileprivate var objectCount: Int {
+        switch self {
+        case .array(let nodes): nodes.reduce(1) { $0 + $1.objectCount }
+        case .dictionary(let nodes): nodes.values.reduce(1 + nodes.count) { $0 + $1.objectCount }
+        default: 1
+        }
+    }
+}
+
+extension BinaryPropertyList {
+    private struct Writer {
+        var output: [UInt8] = magic
+        var offsets: [Int] = []
+        let referenceSize: Int
+
+        init(objectCount: Int) {
+            referenceSize = Self.byteCount(of: UInt64(objectCount))
+            offsets.reserveCapacity(objectCount)
+        }
+
+        /// Writes `node` and its children, and returns its object number.
+        mutating func write(_ node: PropertyListNode) -> Int {
+            switch node {
+            case .array(let nodes):
+                let references = nodes.map { write($0) }
+                return writeContainer(marker: 0xA0, count: nodes.count, references: references)
+            case .dictionary(let nodes):
+                var keys: [Int] = []
+                var values: [Int] = []
+                for (key, value) in nodes {
+                    keys.append(write(.string(key)))
+                    values.append(write(value))
+                }
+                return writeContainer(marker: 0xD0, count: nodes.count, references: keys + values)
+            default:
+                let number = startObject()
+                writeScalar(node)
+                return number
+            }
+        }
+
+        mutating func writeContainer(marker: UInt8, count: Int, references: [Int]) -> Int {
+            let number = startObject()
+            writeHeader(marker, count: count)
+            for reference in references {
+                append(UInt64(reference), size: referenceSize)
+            }
+            return number
+        }
+
+        private mutating func startObject() -> Int {
+            offsets.append(output.count)
+            return offsets.count - 1
+        }
+
+        private mutating func writeScalar(_ node: PropertyListNode) {
+            switch node {
+            case .boolean(let value):
+                output.append(value ? 0x09 : 0x08)
+            case .integer(let value):
+                writeInteger(value)
+            case .unsignedInteger(let value):
+                if let value = Int64(exactly: value) {
+                    writeInteger(value)
+                } else {
+                    output.append(0x14)
+                    append(0, size: 8)
+                    append(value, size: 8)
+                }
+            case .real(let value):
+                output.append(0x23)
+                append(value.bitPattern, size: 8)
+            case .date(let value):
+                output.append(0x33)
+                append(value.timeIntervalSinceReferenceDate.bitPattern, size: 8)
+            case .data(let value):
+                writeHeader(0x40, count: value.count)
+                output.append(contentsOf: value)
+            case .string(let value):
+                if value.utf8.allSatisfy({ $0 < 0x80 }) {
+                    writeHeader(0x50, count: value.utf8.count)
+                    output.append(contentsOf: value.utf8)
+                } else {
+                    let units = Array(value.utf16)
+                    writeHeader(0x60, count: units.count)
+                    for unit in units {
+                        output.append(UInt8(unit >> 8))
+                        output.append(UInt8(unit & 0xFF))
+                    }
+                }
+            case .uid(let bytes):
+                output.append(0x80 | UInt8(bytes.count - 1))
+                output.append(contentsOf: bytes)
+            case .array, .dictionary:
+                preconditionFailure("containers are written by write(_:)")
+            }
+        }
+
+        /// An integer as the smallest of 1, 2 or 4 unsigned bytes, or 8 signed ones, as
+        /// Foundation writes it.
+        private mutating func writeInteger(_ value: Int64) {
+            guard value >= 0 else {
+                output.append(0x13)
+                append(UInt64(bitPattern: value), size: 8)
+                return
+            }
+            let size = Self.byteCount(of: UInt64(value))
+            output.append(0x10 | UInt8(size.trailingZeroBitCount))
+            append(UInt64(value), size: size)
+        }
+
+        /// A marker with its count: in the marker when below 15, else in an integer after it.
+        private mutating func writeHeader(_ marker: UInt8, count: Int) {
+            if count < 15 {
+                output.append(marker | UInt8(count))
+            } else {
+                output.append(marker | 0x0F)
+                writeInteger(Int64(count))
+            }
+        }
+
+        private mutating func append(_ value: UInt64, size: Int) {
+            for shift in stride(from: (size - 1) * 8, through: 0, by: -8) {
+                output.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            }
+        }
+
+        /// The offset table and the trailer, after the objects; `top` is the top object.
+        mutating func finish(top: Int) -> Data {
+            let tableOffset = output.count
+            let offsetSize = Self.byteCount(of: UInt64(tableOffset))
+            output.reserveCapacity(output.count + offsets.count * offsetSize + 32)
+            for offset in offsets {
+                append(UInt64(offset), size: offsetSize)
+            }
+            output.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)])
+            append(UInt64(offsets.count), size: 8)
+            append(UInt64(top), size: 8)
+            append(UInt64(tableOffset), size: 8)
+            return Data(output)
+        }
+
+        /// The fewest of 1, 2, 4 or 8 bytes that hold `value`.
+        private static func byteCount(of value: UInt64) -> Int {
+            switch value {
+            case ...0xFF: 1
+            case ...0xFFFF: 2
+            case ...0xFFFF_FFFF: 4
+            default: 8
+            }
+        }
+    }
+}
