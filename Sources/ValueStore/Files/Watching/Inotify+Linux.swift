@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Foundation
 import Glibc
-import Synchronization
 
 /// The process's one inotify instance, and the one thread that reads it: every
 /// ``DirectoryWatcher`` is a watch descriptor in it.
@@ -46,9 +45,6 @@ final class Inotify: Sendable {
     /// How many watches are open, for the tests that check they are released.
     var openWatches: Int { state.withLock { $0.descriptors.count } }
 
-    /// How many inotify instances have been opened: at most one, unless opening one failed.
-    let instances = Atomic<Int>(0)
-
     /// Watches `directory` for `interest`; returns the watch's number, or `nil` when no instance
     /// can be opened (the user has none left) or the directory cannot be watched (missing, not a
     /// directory, no permission, no watch left). `close` runs when the watch ends.
@@ -63,7 +59,6 @@ final class Inotify: Sendable {
                 let descriptor = inotify_init1(Int32(IN_CLOEXEC))
                 guard descriptor >= 0 else { return nil }
                 state.descriptor = descriptor
-                instances.add(1, ordering: .relaxed)
                 let thread = Thread { [self] in read(descriptor) }
                 thread.name = "ValueStore directory watcher"
                 thread.start()

@@ -56,6 +56,24 @@ import Glibc
         }
     }
 
+    @Test func aSettingsKeyFollowsASymlinkPointedElsewhere() async throws {
+        try await TemporaryDirectory.with { directory in
+            for (release, theme) in [("v1", "light"), ("v2", "dark")] {
+                let folder = directory.appending(path: "releases/\(release)")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let written = try PropertyListSerialization.data(
+                    fromPropertyList: ["theme": theme], format: .xml, options: 0)
+                try written.write(to: folder.appending(path: "settings.plist"), options: .atomic)
+            }
+            let current = directory.appending(path: "current")
+            try Self.pointSymlink(current, to: "releases/v1")
+            let theme = SettingsFile(current.appending(path: "settings.plist")).store("theme", as: String.self)
+            #expect(try await theme.load() == "light")
+            try Self.pointSymlink(current, to: "releases/v2")
+            #expect(try await eventually { try await theme.load() == "dark" })
+        }
+    }
+
     /// A write at `url` reaches the stream of `log`, the cache, and a stream started now.
     static func expectLaterWritesArrive(at url: URL, log: StateLog<Int>, cached: ValueStore<Void, Int>) async throws {
         let later = StateLog(ValueStore<Void, Int>.jsonFile(url).changes())
