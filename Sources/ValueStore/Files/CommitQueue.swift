@@ -25,15 +25,15 @@ final class CommitQueue: Sendable {
     enum Turn: Sendable {
         /// Its group was committed by another waiter.
         case committed
-        /// It commits `contents` for its group, then settles `waiters`.
-        case lead(contents: Data?, waiters: [CheckedContinuation<Turn, any Error>])
+        /// It commits `contents` for its group, as `writer`, then settles `waiters`.
+        case lead(contents: Data?, writer: UInt64?, waiters: [CheckedContinuation<Turn, any Error>])
     }
 
     /// One waiting turn.
     private enum Waiting {
-        /// Saves and removes sharing one commit: the last arrival's contents, every arrival's
-        /// continuation (the first leads).
-        case writes(contents: Data?, waiters: [CheckedContinuation<Turn, any Error>])
+        /// Saves and removes sharing one commit: the last arrival's contents and writer (see
+        /// ``ChangeOrigin``), every arrival's continuation (the first leads).
+        case writes(contents: Data?, writer: UInt64?, waiters: [CheckedContinuation<Turn, any Error>])
         /// An update's commit.
         case exclusive(CheckedContinuation<Void, Never>)
     }
@@ -56,30 +56,34 @@ final class CommitQueue: Sendable {
         key: String,
         commit: (_ contents: Data?) async throws -> Void
     ) async throws {
+        // The commit signals as the writer of the value it writes: a cache whose save a later
+        // arrival replaced must hear the change, and the later arrival's own cache must not.
+        let writer = ChangeOrigin.writer
         let turn = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Turn, any Error>) in
             let leadsNow = queues.withLock { queues -> Bool in
                 guard var queue = queues[key] else {
                     queues[key] = Queue()
                     return true
                 }
-                if case .writes(_, var waiters) = queue.waiting.last {
+                if case .writes(_, _, var waiters) = queue.waiting.last {
                     waiters.append(continuation)
-                    queue.waiting[queue.waiting.count - 1] = .writes(contents: contents, waiters: waiters)
+                    queue.waiting[queue.waiting.count - 1] = .writes(
+                        contents: contents, writer: writer, waiters: waiters)
                 } else {
-                    queue.waiting.append(.writes(contents: contents, waiters: [continuation]))
+                    queue.waiting.append(.writes(contents: contents, writer: writer, waiters: [continuation]))
                 }
                 queue.waitingWrites += 1
                 queues[key] = queue
                 return false
             }
             if leadsNow {
-                continuation.resume(returning: .lead(contents: contents, waiters: []))
+                continuation.resume(returning: .lead(contents: contents, writer: writer, waiters: []))
             }
         }
-        guard case .lead(let groupContents, let waiters) = turn else { return }
+        guard case .lead(let groupContents, let groupWriter, let waiters) = turn else { return }
         let result: Result<Void, any Error>
         do {
-            try await commit(groupContents)
+            try await ChangeOrigin.$writer.withValue(groupWriter) { try await commit(groupContents) }
             result = .success(())
         } catch {
             result = .failure(error)
@@ -126,7 +130,7 @@ final class CommitQueue: Sendable {
                 return nil
             }
             let next = queue.waiting.removeFirst()
-            if case .writes(_, let waiters) = next {
+            if case .writes(_, _, let waiters) = next {
                 queue.waitingWrites -= waiters.count
             }
             queues[key] = queue
@@ -135,8 +139,9 @@ final class CommitQueue: Sendable {
         switch next {
         case nil:
             break
-        case .writes(let contents, let waiters):
-            waiters[0].resume(returning: .lead(contents: contents, waiters: Array(waiters.dropFirst())))
+        case .writes(let contents, let writer, let waiters):
+            waiters[0].resume(
+                returning: .lead(contents: contents, writer: writer, waiters: Array(waiters.dropFirst())))
         case .exclusive(let continuation):
             continuation.resume()
         }

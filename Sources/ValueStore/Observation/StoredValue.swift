@@ -178,6 +178,9 @@ public final class StoredValue<Value: Sendable>: Observable {
         set {
             guard !unreadable else {
                 error = refusal()
+                // Counted, so that `flush()` reports the refusal.
+                setsMade += 1
+                settle(through: setsMade, error)
                 return
             }
             current = newValue
@@ -376,13 +379,15 @@ public final class StoredValue<Value: Sendable>: Observable {
         }
     }
 
-    /// Ends the wait of every ``flush()`` whose last set a write just held.
+    /// Ends the wait of every ``flush()`` and write whose last set a write just held: a wait
+    /// for an earlier set was ended by an earlier write, so every one ended here had its value
+    /// replaced by this write's, and shares its outcome.
     private func settle(through set: Int, _ failure: (any Error)?) {
         settled = (set, failure)
         let done = flushes.filter { $0.set <= set }
         flushes.removeAll { $0.set <= set }
         for flush in done {
-            if let failure, flush.set == set {
+            if let failure {
                 flush.continuation.resume(throwing: failure)
             } else {
                 flush.continuation.resume()
@@ -390,10 +395,19 @@ public final class StoredValue<Value: Sendable>: Observable {
         }
     }
 
-    /// Waits until no background save runs.
+    /// Waits until the values set before the call have been written, or their write failed
+    /// (recorded in ``error``): not for values set after it, so a write in turn is never
+    /// starved by a slider that keeps moving.
     private func backgroundSavesLanded() async {
-        while let saving {
-            await saving.value
+        let last = setsMade
+        guard settled.set < last else { return }
+        do {
+            try await withCheckedThrowingContinuation { continuation in
+                flushes.append((last, continuation))
+            }
+        } catch {
+            // The background write's failure is shown in `error` already; the write in turn
+            // decides for itself.
         }
     }
 

@@ -10,18 +10,21 @@ import ValueStoreTestSupport
 /// returns before a durable write that holds its value or a later arrival. Serialized: a held
 /// commit blocks one of the few threads of the cooperative pool.
 @Suite(.serialized) struct CoalescedSaveTests {
-    /// A file system that holds the first rename over `path` until released, counts the renames
-    /// over it, and fails the one numbered `failing`.
+    /// A file system that holds the first rename over `path` until released (and the second,
+    /// with `holdingTheSecond`), counts the renames over it, and fails the one numbered `failing`.
     final class HeldCommits: Sendable {
         let path: String
         let released = DispatchSemaphore(value: 0)
+        let secondReleased = DispatchSemaphore(value: 0)
+        let holdsTheSecond: Bool
         let renames = Shared(0)
         let failing: Int?
         let held: AsyncStream<Void>
         private let heldContinuation: AsyncStream<Void>.Continuation
 
-        init(_ url: URL, failing: Int? = nil) {
+        init(_ url: URL, failing: Int? = nil, holdingTheSecond: Bool = false) {
             self.failing = failing
+            holdsTheSecond = holdingTheSecond
             path = url.standardizedFileURL.path(percentEncoded: false)
             (held, heldContinuation) = AsyncStream.makeStream(of: Void.self)
         }
@@ -38,6 +41,9 @@ import ValueStoreTestSupport
                 if count == 1 {
                     self.heldContinuation.yield()
                     self.released.wait()
+                } else if count == 2 && self.holdsTheSecond {
+                    self.heldContinuation.yield()
+                    self.secondReleased.wait()
                 }
                 if count == self.failing {
                     throw FileSystemError(operation: "rename", code: EIO)
@@ -49,6 +55,11 @@ import ValueStoreTestSupport
 
         /// Waits until the first commit is held in its rename.
         func firstCommitHeld() async {
+            for await _ in held { break }
+        }
+
+        /// Waits until the second commit is held in its rename.
+        func secondCommitHeld() async {
             for await _ in held { break }
         }
     }
@@ -113,6 +124,35 @@ import ValueStoreTestSupport
             try await store.save(99)
             #expect(try await store.load() == 99)
             #expect(commits.renames.value == 3)
+        }
+    }
+
+    @Test func aGroupCommitSignalsAsTheWriterOfTheValueItWrites() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let commits = HeldCommits(url, holdingTheSecond: true)
+            let store = Self.store(url, commits)
+            let file = DurableFile(url, options: .default, fileSystem: commits.fileSystem)
+            let cache = ChangeOrigin.next()  // a cache's writer number
+            // What a cache watches: every change but those it writes itself.
+            let signals = ChangeOrigin.$writer.withValue(cache) { file.changeSignals() }
+            var watch = signals.makeAsyncIterator()
+            let first = Task { try await store.save(0) }
+            await commits.firstCommitHeld()
+            // The cache's save leads the next group; another store's save of 2 joins it, later.
+            let cachedSave = Task { try await ChangeOrigin.$writer.withValue(cache) { try await store.save(1) } }
+            while CommitQueue.shared.waitingWrites(for: file.commitKey) < 1 { await Task.yield() }
+            let later = Task { try await store.save(2) }
+            while CommitQueue.shared.waitingWrites(for: file.commitKey) < 2 { await Task.yield() }
+            _ = commits.released.signal()
+            _ = try await first.value
+            #expect(await watch.next() != nil)  // the first commit's change
+            await commits.secondCommitHeld()
+            _ = commits.secondReleased.signal()
+            _ = try await cachedSave.value
+            _ = try await later.value
+            #expect(try await store.load() == 2)
+            #expect(await hasSignal(signals), "the cache was not told of the value that replaced its own")
         }
     }
 

@@ -66,4 +66,19 @@ import Testing
             #expect(try await eventually { try await cached.load() == 2 })
         }
     }
+
+    @Test func aCacheOverALinkSeesAnotherProcessWriteTheFileItNames() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let volume = directory.appending(path: "volume")
+            try FileManager.default.createDirectory(at: volume, withIntermediateDirectories: true)
+            let target = volume.appending(path: "count.json")
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "volume/count.json")
+            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            try await cached.save(1)
+            #expect(try await cached.load() == 1)
+            try FileChangesTests.save("2", to: target)  // another process, through the target's own path
+            #expect(try await eventually { try await cached.load() == 2 })
+        }
+    }
 }

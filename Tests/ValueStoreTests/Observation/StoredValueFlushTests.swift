@@ -75,6 +75,35 @@ import Testing
         #expect(try await base.load() == 2)
     }
 
+    @Test func aFlushWhoseValueAFailedWriteReplacedThrows() async throws {
+        let saves = Calls()
+        let failing = Shared(false)
+        let base = ValueStore<Void, Int>.inMemory(0)
+        let stall = Stall.firstSave(of: Self.counting(base, saves: saves, failing: failing))
+        let stored = await StoredValue.loaded(stall.store, default: 0)
+        stored.value = 1
+        await stall.reached()  // 1 is written; the write has not returned
+        stored.value = 2
+        let flushing = Task { try await stored.flush() }  // waits for the write that holds 2
+        await Task.yield()  // the flush runs first on the main actor, and waits
+        stored.value = 3  // replaces 2 before it is written
+        failing.value = true  // and the write of 3 fails
+        stall.resume()
+        await #expect(throws: ValueStoreError.self) { try await flushing.value }
+        #expect(try await base.load() == 1)
+    }
+
+    @Test func aFlushAfterASetRefusedOverUnreadableDataThrows() async throws {
+        let base = ValueStore<Void, Int>.inMemory(1)
+        var unreadable = base
+        unreadable.load = { _ in throw ValueStoreError(.corrupted, store: "test", reason: "damaged") }
+        unreadable.loadImmediately = nil
+        let stored = await StoredValue.loaded(unreadable, default: 0)
+        stored.value = 5
+        await #expect(throws: ValueStoreError.self) { try await stored.flush() }
+        #expect(try await base.load() == 1)
+    }
+
     @Test func flushWithNothingSetReturnsAtOnce() async throws {
         let stored = await StoredValue.loaded(ValueStore<Void, Int>.inMemory(3), default: 0)
         try await stored.flush()

@@ -22,7 +22,9 @@ extension DurableFile {
                 throw ValueStoreError(
                     .io, store: label, reason: "the path is a symbolic link in a loop; nothing was read or written")
             }
-            let resolved = target.hasPrefix("/") ? target : current.directory + "/" + target
+            // A relative target is relative to where the link really is: its directory's own
+            // links resolved first, so that `..` leaves the directory the link sits in.
+            let resolved = target.hasPrefix("/") ? target : Self.realPath(current.directory) + "/" + target
             current = DurableFile(URL(filePath: resolved), options: options, fileSystem: fileSystem)
         }
         guard followed > 0 else { return nil }
@@ -43,6 +45,43 @@ extension DurableFile {
                     + "the link was left as it is")
         }
         return current
+    }
+
+    /// The file a symbolic link at the path names, for a stream to observe beside the link:
+    /// `nil` when the path is no link, or the file it names cannot be reached now (the stream
+    /// then follows the link's directory, which sees the link change).
+    func linkedFileToObserve() -> DurableFile? {
+        do {
+            return try linkedFile()
+        } catch {
+            return nil
+        }
+    }
+
+    /// One stream of the signals of both, ending when the consumer stops.
+    static func merging(_ first: AsyncStream<Void>, _ second: AsyncStream<Void>) -> AsyncStream<Void> {
+        let (merged, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let forwarding = [first, second].map { signals in
+            Task {
+                for await _ in signals {
+                    continuation.yield()
+                }
+            }
+        }
+        continuation.onTermination = { _ in
+            for task in forwarding {
+                task.cancel()
+            }
+        }
+        return merged
+    }
+
+    /// `path` with every symbolic link in it resolved, or `path` when it cannot be (it does not
+    /// exist).
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// ``linkedFile()`` off the caller's executor.

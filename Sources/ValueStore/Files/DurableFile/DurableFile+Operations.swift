@@ -17,12 +17,27 @@ extension DurableFile {
 
     /// Stores `contents` (`nil` removes) in this process's turn for the file.
     private func commitInTurn(_ contents: Data?) async throws {
-        // Inside an update's body, the write must run in this task, where the update is known,
-        // so that a write to the file being updated is refused (`nestedWrite`).
-        guard OpenUpdate.current == nil else { return try await commit(contents) }
+        // Inside an update's body, a write to the file being updated is refused here, in the
+        // task that knows the update (`nestedWrite`); the commit may run in another waiter's.
+        if OpenUpdate.current != nil {
+            try refuseWriteInsideItsOwnUpdate()
+        }
         try await CommitQueue.shared.write(contents, key: commitKey) { contents in
             try await commit(contents)
         }
+    }
+
+    /// Throws `nestedWrite` when this task runs the body of an update of this file.
+    private func refuseWriteInsideItsOwnUpdate() throws {
+        let lockFile: FileStatus
+        do {
+            lockFile = try fileSystem.pathStatus(lockPath)
+        } catch let error as FileSystemError where error.isNotFound {
+            return  // no lock file: no update of this file has read it
+        } catch {
+            throw failure("read the lock file's status", error)
+        }
+        try OpenUpdate.refuseWrite(to: lockFile, store: label)
     }
 
     /// Writes `contents`, or removes the file for `nil`, under the locks.

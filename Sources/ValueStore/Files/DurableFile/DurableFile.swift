@@ -123,9 +123,12 @@ struct DurableFile: Sendable {
         }
     }
 
-    /// Signals each change to the file, by this process or another (see ``FileChanges``).
+    /// Signals each change to the file, by this process or another (see ``FileChanges``); for a
+    /// symbolic link, changes to the link and to the file it names when the stream starts.
     func changeSignals() -> AsyncStream<Void> {
-        fileSystem.changes.signals(path: path, directory: directory)
+        let own = fileSystem.changes.signals(path: path, directory: directory)
+        guard let linked = linkedFileToObserve() else { return own }
+        return Self.merging(own, linked.fileSystem.changes.signals(path: linked.path, directory: linked.directory))
     }
 
     /// How errors name the store.
