@@ -16,7 +16,8 @@ import Foundation
 /// - The first waiter of a group commits the group's contents once its turn comes; every waiter
 ///   of the group returns when that durable write did, or throws its error. Nothing is
 ///   acknowledged before the write that holds its value, or a later one, is durable.
-/// - A lone writer commits at once: no delay.
+/// - A lone writer commits at once: no delay, but one `Task.yield()` before it writes, so that
+///   writes ready to run on a busy or narrow pool arrive and join its commit.
 final class CommitQueue: Sendable {
     /// The queue every file store of this process shares.
     static let shared = CommitQueue()
@@ -80,7 +81,15 @@ final class CommitQueue: Sendable {
                 continuation.resume(returning: .lead(contents: contents, writer: writer, waiters: []))
             }
         }
-        guard case .lead(let groupContents, let groupWriter, let waiters) = turn else { return }
+        guard case .lead(var groupContents, var groupWriter, var waiters) = turn else { return }
+        // Let the writes that are ready to run arrive first: on a busy or narrow pool they would
+        // otherwise wait for this commit and pay one of their own. Nothing is written yet, so a
+        // group that arrived meanwhile joins this commit, the last arrival's contents winning.
+        await Task.yield()
+        if let joining = takeWaitingGroup(key) {
+            (groupContents, groupWriter) = (joining.contents, joining.writer)
+            waiters += joining.waiters
+        }
         let result: Result<Void, any Error>
         do {
             try await ChangeOrigin.$writer.withValue(groupWriter) { try await commit(groupContents) }
@@ -120,6 +129,20 @@ final class CommitQueue: Sendable {
         }
         defer { passTurn(key) }
         return try await body()
+    }
+
+    /// Removes the group of writes waiting first for `key`, unless an update's turn is first.
+    private func takeWaitingGroup(
+        _ key: String
+    ) -> (contents: Data?, writer: UInt64?, waiters: [CheckedContinuation<Turn, any Error>])? {
+        queues.withLock { queues in
+            guard var queue = queues[key], case .writes(let contents, let writer, let waiters) = queue.waiting.first
+            else { return nil }
+            queue.waiting.removeFirst()
+            queue.waitingWrites -= waiters.count
+            queues[key] = queue
+            return (contents, writer, waiters)
+        }
     }
 
     /// Ends the turn in flight: the next waiting turn starts, or the key goes idle.
