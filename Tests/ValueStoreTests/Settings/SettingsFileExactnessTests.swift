@@ -189,6 +189,28 @@ import ValueStoreTestSupport
 }
 
 extension SettingsFileExactnessTests {
+    @Test func aLargeFileFoundationWroteReadsTheSame() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            // Wide offsets and references, and objects Foundation shares between keys.
+            var entries: [String: Any] = [:]
+            for index in 0..<3_000 {
+                entries["key\(index)"] = index % 3 == 0 ? String(repeating: "\(index)", count: 40) : index % 7
+            }
+            let data = try PropertyListSerialization.data(fromPropertyList: entries, format: .binary, options: 0)
+            try data.write(to: url)
+            let read = try BinaryPropertyList.dictionary(from: data)
+            #expect(read.count == 3_000)
+            #expect(
+                read
+                    == SettingsFile.Entries(
+                        uniqueKeysWithValues: try SettingsFileTests.nodes(at: url).map {
+                            (PropertyListKey($0.key), $0.value)
+                        }))
+            #expect(try await SettingsFile(url).store("key2999", as: Int.self).load() == 2_999 % 7)
+        }
+    }
+
     /// A binary property list of `objects`, each given whole (marker and contents), with
     /// one-byte references and offsets.
     static func bplist(top: Int, objects: [[UInt8]]) -> Data {
