@@ -62,8 +62,9 @@ extension BinaryPropertyList {
         /// Objects visited so far: a tree visits each reference once, and every reference takes
         /// a byte at least, so more visits than bytes means containers shared to blow up.
         var visits = 0
-        /// Nesting deeper than this is refused, which also ends a container that holds itself.
-        static let maximumDepth = 512
+        /// Nesting deeper than this is refused, which also ends a container that holds itself;
+        /// the reader recurses, and a secondary thread on Apple platforms has 512 KB of stack.
+        static let maximumDepth = 100
 
         init(_ bytes: UnsafeRawBufferPointer) throws {
             self.bytes = bytes

@@ -16,9 +16,13 @@ extension SettingsFile {
     /// ```
     ///
     /// A load serves the decoded value from memory until the file changes: through this process,
-    /// or through another process, which the file's watch reports (see ``ValueStore/changes()``). A save or remove joins the next group commit and returns once it is durable; an
-    /// update runs its body with no lock held, then commits on its own under the file's locks if
-    /// the file did not change meanwhile, or runs the body again.
+    /// or through another process, which the file's watch reports (see ``ValueStore/changes()``).
+    /// A save or remove joins the next group commit and returns once it is durable; an update
+    /// waits for its turn among this process's updates of the key, runs its body with no lock
+    /// held, then commits on its own under the file's locks if the file did not change meanwhile,
+    /// or runs the body again.
+    ///
+    /// The key is compared byte for byte: `"caf\u{e9}"` and `"cafe\u{301}"` are two keys.
     ///
     /// - Parameters:
     ///   - key: The key in the file.

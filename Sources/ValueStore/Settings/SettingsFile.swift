@@ -20,7 +20,10 @@ import Synchronization
 /// - **A damaged file loses nothing.** A file that does not parse makes every key throw
 ///   ``ValueStoreError/Code/corrupted`` and refuses every write, and its bytes stay as they are.
 /// - **Unknown keys are kept.** Keys written by a newer version of the app or another target keep
-///   their exact values and types across every save.
+///   their exact values and types across every save. Keys are compared byte for byte, so
+///   `"caf\u{e9}"` and `"cafe\u{301}"`, equal as Swift strings, are two keys. A value no `Codable`
+///   type can hold (a keyed archiver's `UID`) is kept byte for byte, and only its own key throws
+///   ``ValueStoreError/Code/unsupportedFormat``.
 /// - **Durable group commit.** Every awaited save, remove or batch returns after a durable write
 ///   that contains it (temporary file, `fsync`, rename, directory `fsync`). Writes that arrive
 ///   while a commit is in flight join the next one, so many concurrent writers cost about two
@@ -28,7 +31,11 @@ import Synchronization
 /// - **Atomic updates, with no lock held while user code runs.** `update` on a key store runs
 ///   its body on the entries, then commits under the file's locks, in this process and across
 ///   processes, if the file is still what the body started from; otherwise the body runs again.
-///   A batch is atomic as a whole.
+///   Updates of one key in one process take turns, so they do not make each other run again. A
+///   write to the file from a task started inside the body throws
+///   ``ValueStoreError/Code/nestedWrite`` while the body runs. A batch is atomic as a whole.
+/// - **Commits cost O(file).** Every commit encodes and writes the whole file; the encoding
+///   happens before the file's locks are taken.
 /// - **Reads from memory.** Each key store keeps its decoded value until this process commits a
 ///   change to the file.
 ///

@@ -106,6 +106,58 @@ import ValueStoreTestSupport
         }
     }
 
+    // MARK: - A malformed binary file is corrupted, never a crash
+
+    static let malformedFiles: [(String, Data)] = [
+        ("truncated", Data(fileWithAUID.prefix(20))),
+        ("a container that holds itself", bplist(top: 0, objects: [[0xD1, 1, 0], [0x51, 0x61]])),
+        ("a reference past the objects", bplist(top: 0, objects: [[0xD1, 1, 9], [0x51, 0x61]])),
+        ("a count past the file", bplist(top: 0, objects: [[0xDF, 0x13, 0x7F, 0, 0, 0, 0, 0, 0, 0]])),
+        ("a string past the objects", bplist(top: 0, objects: [[0xD1, 1, 2], [0x5E, 0x61], [0x09]])),
+        ("a top level that is an array", bplist(top: 0, objects: [[0xA1, 1], [0x09]])),
+        ("a key that is not a string", bplist(top: 0, objects: [[0xD1, 1, 1], [0x10, 1]])),
+        ("a set", bplist(top: 0, objects: [[0xD1, 1, 2], [0x51, 0x61], [0xC0]])),
+        (
+            "an integer of 16 bytes beyond 64 bits",
+            bplist(top: 0, objects: [[0xD1, 1, 2], [0x51, 0x61], [0x14] + [UInt8](repeating: 1, count: 16)])
+        ),
+    ]
+
+    @Test(arguments: malformedFiles.indices)
+    func aMalformedBinaryFileIsCorruptedAndKept(index: Int) async throws {
+        let (name, bytes) = Self.malformedFiles[index]
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            try bytes.write(to: url)
+            let settings = SettingsFile(url)
+            await #expect(throws: ValueStoreError(.corrupted), "\(name)") {
+                try await settings.store("a", as: Bool.self).load()
+            }
+            await #expect(throws: ValueStoreError(.corrupted), "\(name)") {
+                try await settings.store("a", as: Bool.self).save(true)
+            }
+            #expect(try Data(contentsOf: url) == bytes, "\(name): the bytes stay as they are")
+        }
+    }
+
+    @Test func anyByteOfABinaryFileChangedParsesOrIsCorrupted() throws {
+        let seed = UInt64.random(in: .min ... .max)
+        print("anyByteOfABinaryFileChangedParsesOrIsCorrupted seed: \(seed)")
+        var random = SeededRandom(seed: seed)
+        let original = [UInt8](Self.fileWithAUID)
+        for _ in 0..<2_000 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            do {
+                _ = try BinaryPropertyList.dictionary(from: Data(bytes))
+            } catch let error as ValueStoreError {
+                #expect(error.code == .corrupted, "seed \(seed)")
+            }
+        }
+    }
+
     // MARK: - What the writer writes, Foundation reads
 
     @Test func foundationReadsWhatASettingsFileWrites() async throws {
@@ -137,6 +189,28 @@ import ValueStoreTestSupport
 }
 
 extension SettingsFileExactnessTests {
+    @Test func aLargeFileFoundationWroteReadsTheSame() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            // Wide offsets and references, and objects Foundation shares between keys.
+            var entries: [String: Any] = [:]
+            for index in 0..<3_000 {
+                entries["key\(index)"] = index % 3 == 0 ? String(repeating: "\(index)", count: 40) : index % 7
+            }
+            let data = try PropertyListSerialization.data(fromPropertyList: entries, format: .binary, options: 0)
+            try data.write(to: url)
+            let read = try BinaryPropertyList.dictionary(from: data)
+            #expect(read.count == 3_000)
+            #expect(
+                read
+                    == SettingsFile.Entries(
+                        uniqueKeysWithValues: try SettingsFileTests.nodes(at: url).map {
+                            (PropertyListKey($0.key), $0.value)
+                        }))
+            #expect(try await SettingsFile(url).store("key2999", as: Int.self).load() == 2_999 % 7)
+        }
+    }
+
     /// A binary property list of `objects`, each given whole (marker and contents), with
     /// one-byte references and offsets.
     static func bplist(top: Int, objects: [[UInt8]]) -> Data {
