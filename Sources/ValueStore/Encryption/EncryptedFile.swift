@@ -67,6 +67,8 @@ struct EncryptedFile: Sendable {
 
     /// Re-encrypts the file with the keyring's current key, holding the file's locks.
     @concurrent func reencrypt(with keyring: EncryptionKeyring) async throws -> Bool {
+        // Through a symbolic link, which stays: the file it names is rewritten.
+        let file = try self.file.linkedFile() ?? self.file
         // Nothing to rewrite: say so without creating the lock file. A file that disappears
         // after this check is reported under the lock.
         guard try file.exists() else {
@@ -76,13 +78,13 @@ struct EncryptedFile: Sendable {
             guard directoryExists, let sealed = try file.read() else {
                 throw ValueStoreError(.notFound, store: label, reason: "there is no file to re-encrypt")
             }
-            return try reencrypt(sealed, with: keyring)
+            return try reencrypt(sealed, in: file, with: keyring)
         }
     }
 
-    /// Rewrites the file with the keyring's current key if another key wrote it.
+    /// Rewrites `file` with the keyring's current key if another key wrote it.
     /// The lock must be held.
-    private func reencrypt(_ sealed: Data, with keyring: EncryptionKeyring) throws -> Bool {
+    private func reencrypt(_ sealed: Data, in file: DurableFile, with keyring: EncryptionKeyring) throws -> Bool {
         if EncryptedFileFormat.keyID(of: sealed) == keyring.current.id {
             // Still authenticate, so a damaged file is reported rather than reported as current.
             _ = try decrypt(sealed, with: keyring)

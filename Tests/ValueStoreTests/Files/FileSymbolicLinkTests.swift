@@ -81,4 +81,20 @@ import Testing
             #expect(try await eventually { try await cached.load() == 2 })
         }
     }
+
+    @Test func reencryptingThroughALinkKeepsTheLink() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "token.enc")
+            let volume = directory.appending(path: "volume")
+            try FileManager.default.createDirectory(at: volume, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "volume/token.enc")
+            let old = EncryptionKey.random()
+            let new = EncryptionKey.random()
+            try await ValueStore<Void, String>.encryptedFile(url, key: old).save("a token")
+            let keyring = EncryptionKeyring(current: new, previous: [old])
+            #expect(try await keyring.reencryptFile(at: url))
+            #expect(try Self.isLink(url), "re-encrypting replaced the link")
+            #expect(try await ValueStore<Void, String>.encryptedFile(url, key: new).load() == "a token")
+        }
+    }
 }

@@ -47,27 +47,40 @@ extension DurableFile {
         return current
     }
 
-    /// The file a symbolic link at the path names, for a stream to observe beside the link:
-    /// `nil` when the path is no link, or the file it names cannot be reached now (the stream
-    /// then follows the link's directory, which sees the link change).
-    func linkedFileToObserve() -> DurableFile? {
-        do {
-            return try linkedFile()
-        } catch {
-            return nil
-        }
+    /// Whether the path is a symbolic link: one `lstat`, a metadata call that does not block,
+    /// made where a stream starts, as the watch's own `stat`s are.
+    var isSymbolicLink: Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
     }
 
-    /// One stream of the signals of both, ending when the consumer stops.
-    static func merging(_ first: AsyncStream<Void>, _ second: AsyncStream<Void>) -> AsyncStream<Void> {
+    /// `own` and the signals of the file the link at the path names when the stream starts, in
+    /// one stream. The link is resolved off the caller's executor; until it is, and when the file
+    /// it names cannot be reached, the stream follows the link's directory, which sees the link
+    /// change.
+    func followingLinkedFile(beside own: AsyncStream<Void>) -> AsyncStream<Void> {
         let (merged, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let forwarding = [first, second].map { signals in
+        // Both subscriptions are made as the caller's writer (see ``ChangeOrigin``): the task
+        // inherits it.
+        let forwarding = [
             Task {
-                for await _ in signals {
+                for await _ in own {
                     continuation.yield()
                 }
-            }
-        }
+            },
+            Task { @concurrent in
+                let linked: DurableFile?
+                do {
+                    linked = try linkedFile()
+                } catch {
+                    return  // unreachable now: the link's own directory is followed
+                }
+                guard let linked else { return }
+                for await _ in linked.fileSystem.changes.signals(path: linked.path, directory: linked.directory) {
+                    continuation.yield()
+                }
+            },
+        ]
         continuation.onTermination = { _ in
             for task in forwarding {
                 task.cancel()

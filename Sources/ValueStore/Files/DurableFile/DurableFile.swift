@@ -127,8 +127,8 @@ struct DurableFile: Sendable {
     /// symbolic link, changes to the link and to the file it names when the stream starts.
     func changeSignals() -> AsyncStream<Void> {
         let own = fileSystem.changes.signals(path: path, directory: directory)
-        guard let linked = linkedFileToObserve() else { return own }
-        return Self.merging(own, linked.fileSystem.changes.signals(path: linked.path, directory: linked.directory))
+        guard isSymbolicLink else { return own }
+        return followingLinkedFile(beside: own)
     }
 
     /// How errors name the store.
