@@ -13,72 +13,99 @@ import ValueStore
 extension PostgresValueTable {
     func load(_ key: String) async throws -> Data {
         let store = label(key)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
         let statement: PostgresQuery = "SELECT value FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
-        let value: Data? = try await connected(step: .read, store: store) { connection in
+        let value: Data?? = try await connected(step: .read, store: store) { connection in
             let rows = try await PostgresPreparedQuery.run(statement, on: connection)
-            var value: Data?
+            var value: Data??
             for try await row in rows {
-                value = try row.decode(Data.self)
+                value = .some(try row.decode(Data?.self))
             }
             return value
         }
         guard let value else { throw ValueStoreError(.notFound, store: store) }
+        guard let value else { throw Self.nullValue(store: store) }
         return value
+    }
+
+    /// The error for a row whose value is NULL, which no store of the table writes.
+    static func nullValue(store: String) -> ValueStoreError {
+        ValueStoreError(
+            .corrupted, store: store,
+            reason:
+                "the row's value is NULL, which no store writes; another program wrote it (the column should be NOT NULL)"
+        )
     }
 
     func save(_ value: Data, for key: String) async throws {
         let store = label(key)
-        try OpenPostgresUpdate.refuseWrite(to: turn(key), store: store)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
+        try OpenPostgresUpdate.refuseWrite(to: turn(key, in: table), store: store)
         let identifier = PostgresKey.identifier(key)
         let statement: PostgresQuery = """
-            INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version)
-            SELECT \(key)::text, \(ByteBuffer(bytes: value))::bytea, 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
-            ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1, updated_at = now()
+            INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version, token)
+            SELECT \(key)::text, \(ByteBuffer(bytes: value))::bytea, 1, gen_random_uuid() WHERE \(unescaped: Self.durable) IS NOT NULL
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1, token = excluded.token, updated_at = now()
             RETURNING pg_notify(\(table.channel)::text, stored.version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
             """
-        try await write(statement, store: store, keys: [identifier])
+        try await write(statement, table: table, store: store, keys: [identifier])
     }
 
     func remove(_ key: String) async throws {
         let store = label(key)
-        try OpenPostgresUpdate.refuseWrite(to: turn(key), store: store)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
+        try OpenPostgresUpdate.refuseWrite(to: turn(key, in: table), store: store)
         let identifier = PostgresKey.identifier(key)
         let statement: PostgresQuery = """
             DELETE FROM \(unescaped: table.quoted)
-            WHERE key = \(key)::text AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+            WHERE key = \(key)::text AND \(unescaped: Self.durable) IS NOT NULL
             RETURNING pg_notify(\(table.channel)::text, (version + 1) || ' ' || \(writer)::text || ' ' || \(identifier)::text)
             """
-        try await write(statement, store: store, keys: [identifier])
+        try await write(statement, table: table, store: store, keys: [identifier])
     }
 
-    /// Reads the value and its version, runs `body` with nothing locked on the server and no
-    /// transaction open, and writes only if the version is still the one read; otherwise it
-    /// starts again. Updates of the key in this process take turns (``PostgresUpdateTurns``).
+    /// Reads the value and its token, runs `body` with nothing locked on the server and no
+    /// transaction open, and writes only if the row is still the one read; otherwise it starts
+    /// again. Updates of the key in this process take turns (``PostgresUpdateTurns``).
+    ///
+    /// Every write gives the row a new random token, so a row removed and saved again, or written
+    /// by a promoted standby that reused a version, never passes for the one the body read. The
+    /// version is checked too, for writers of the first release, which keep the token.
     func update(
         _ key: String,
         _ body: (_ value: inout Data?) async throws -> Void
     ) async throws -> Data? {
         let store = label(key)
-        return try await PostgresUpdateTurns.shared.taking(turn(key), store: store) {
-            try await updateInTurn(key, store: store, body)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
+        return try await PostgresUpdateTurns.shared.taking(turn(key, in: table), store: store) {
+            try await updateInTurn(key, table: table, store: store, body)
         }
     }
 
     private func updateInTurn(
         _ key: String,
+        table: PostgresTableName,
         store: String,
         _ body: (_ value: inout Data?) async throws -> Void
     ) async throws -> Data? {
         let identifier = PostgresKey.identifier(key)
-        let read: PostgresQuery = "SELECT value, version FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
+        let read: PostgresQuery =
+            "SELECT value, version, token FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
         while true {
-            let current: (value: Data, version: Int64)? = try await connected(step: .read, store: store) {
+            let current: (value: Data?, version: Int64, token: UUID)? = try await connected(step: .read, store: store) {
                 connection in
-                var current: (Data, Int64)?
+                var current: (Data?, Int64, UUID)?
                 for try await row in try await PostgresPreparedQuery.run(read, on: connection) {
-                    current = try row.decode((Data, Int64).self)
+                    current = try row.decode((Data?, Int64, UUID).self)
                 }
                 return current
+            }
+            if let current, current.value == nil {
+                throw Self.nullValue(store: store)
             }
             var value = current?.value
             try await body(&value)
@@ -90,26 +117,29 @@ extension PostgresValueTable {
                 return nil
             case (nil, let new?):
                 statement = """
-                    INSERT INTO \(unescaped: table.quoted) (key, value, version)
-                    SELECT \(key)::text, \(ByteBuffer(bytes: new))::bytea, 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    INSERT INTO \(unescaped: table.quoted) (key, value, version, token)
+                    SELECT \(key)::text, \(ByteBuffer(bytes: new))::bytea, 1, gen_random_uuid() WHERE \(unescaped: Self.durable) IS NOT NULL
                     ON CONFLICT (key) DO NOTHING
                     RETURNING pg_notify(\(table.channel)::text, version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             case (let old?, nil):
                 statement = """
                     DELETE FROM \(unescaped: table.quoted)
-                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND token = \(old.token)::uuid
+                        AND \(unescaped: Self.durable) IS NOT NULL
                     RETURNING pg_notify(\(table.channel)::text, (version + 1) || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             case (let old?, let new?):
                 statement = """
-                    UPDATE \(unescaped: table.quoted) SET value = \(ByteBuffer(bytes: new))::bytea, version = version + 1, updated_at = now()
-                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    UPDATE \(unescaped: table.quoted)
+                    SET value = \(ByteBuffer(bytes: new))::bytea, version = version + 1, token = gen_random_uuid(), updated_at = now()
+                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND token = \(old.token)::uuid
+                        AND \(unescaped: Self.durable) IS NOT NULL
                     RETURNING pg_notify(\(table.channel)::text, version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             }
             do {
-                if try await write(statement, store: store, keys: [identifier]) {
+                if try await write(statement, table: table, store: store, keys: [identifier]) {
                     return value
                 }
                 // Another writer changed the row since it was read: read it again.
@@ -121,18 +151,24 @@ extension PostgresValueTable {
     }
 
     /// What identifies `key`'s updates and writes among this process's, for
-    /// ``PostgresUpdateTurns``: the client, the table and the key.
-    func turn(_ key: String) -> String {
+    /// ``PostgresUpdateTurns``: the client, the resolved table and the key.
+    func turn(_ key: String, in table: PostgresTableName) -> String {
         "\(writer)\u{0}\(table.name)\u{0}\(key)"
     }
 
     /// Runs a write statement and signals this process's streams of `keys`; returns whether it
     /// changed a row.
     @discardableResult
-    func write(_ statement: PostgresQuery, store: String, keys: [String]) async throws -> Bool {
+    func write(_ statement: PostgresQuery, table: PostgresTableName, store: String, keys: [String]) async throws
+        -> Bool
+    {
         let changed: Bool
         do {
-            changed = try await connected(step: .write, store: store) { connection in
+            let client = client
+            let settled: @Sendable () -> Void = {
+                PostgresChanges.shared.didWrite(client: client, table: table, keys: keys)
+            }
+            changed = try await connected(step: .write, store: store, settled: settled) { connection in
                 var changed = false
                 for try await _ in try await PostgresPreparedQuery.run(statement, on: connection) {
                     changed = true
@@ -156,20 +192,31 @@ extension PostgresValueTable {
     /// The wait is bounded here, not by the pool, which keeps a request queued while it retries
     /// connecting (for up to a minute) and may not let go of it when cancelled. The lease runs in
     /// a task of its own; once the wait is over, a connection that arrives later runs nothing.
+    ///
+    /// Cancelling returns at once: `CancellationError` while waiting for a connection or reading,
+    /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` once a write has a connection (it is sent
+    /// then, and may commit).
+    ///
+    /// A cancelled write is left to finish on the server, and `settled` runs once it has, so its
+    /// observers hear of it again then.
     func connected<Result: Sendable>(
         step: PostgresStep,
         store: String,
+        settled: (@Sendable () -> Void)? = nil,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let client = client
         let timeout = connectTimeout
-        let attempt = LeaseAttempt<Result>()
+        let attempt = LeaseAttempt<Result>(cancelsOperation: step == .read, settled: settled)
+        let leases = PostgresLeases.shared
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     attempt.start(continuation: continuation) {
                         try await client.withConnection { connection in
                             guard attempt.leased() else { throw LeaseTimeout() }
+                            leases.add(1, for: client)
+                            defer { leases.add(-1, for: client) }
                             return try await operation(connection)
                         }
                     } timer: {
@@ -182,8 +229,14 @@ extension PostgresValueTable {
         } catch is LeaseTimeout {
             throw ValueStoreError(
                 .unavailable, store: store,
-                reason: "could not connect to the server within \(timeout)",
+                reason: busyReason(timeout: timeout),
                 underlyingError: PostgresFailure(sqlState: nil, message: "no connection within \(timeout)"))
+        } catch is LeaseCancelled where step == .write {
+            throw Self.cancelledAfterSending(store: store)
+        } catch is LeaseCancelled {
+            throw CancellationError()
+        } catch is CancellationError where step == .write && attempt.wasLeased {
+            throw Self.cancelledAfterSending(store: store)
         } catch is CancellationError {
             throw CancellationError()
         } catch  where !attempt.wasLeased && !(error is PSQLError) {
@@ -200,9 +253,40 @@ extension PostgresValueTable {
         }
     }
 
+    /// A write cancelled once it had a connection: it was sent, and may commit.
+    private static func cancelledAfterSending(store: String) -> ValueStoreError {
+        ValueStoreError(
+            .outcomeUnknown, store: store,
+            reason: "the task was cancelled after the write was sent; load to see whether it happened",
+            underlyingError: PostgresFailure(sqlState: nil, message: "cancelled after the write was sent"))
+    }
+
+    /// Why no connection came within `timeout`: the pool's connections were all in use (saying
+    /// how many, and how many listening connections hold), or the server could not be reached.
+    private func busyReason(timeout: Duration) -> String {
+        let listening = PostgresChanges.shared.listenerCount(client: client)
+        let working = PostgresLeases.shared.count(for: client)
+        // postgres-nio does not publish the client's configuration; its pool keeps the limit in an
+        // immutable property, read here by reflection (nil if a release moves it).
+        let maximum =
+            Mirror(reflecting: client).descendant("pool", "configuration", "maximumConnectionHardLimit") as? Int
+        if let maximum, working + listening >= maximum {
+            return
+                "the PostgresClient's pool is busy: all \(maximum) of its connections (maximumConnections) were in use "
+                + "for \(timeout), \(listening) held by listening connections (one per observed table) and "
+                + "\(working) by value-table operations; raise maximumConnections or observe fewer tables"
+        }
+        let size = maximum.map { "maximumConnections \($0)" } ?? "maximumConnections"
+        return
+            "no connection within \(timeout): the PostgresClient's pool is busy (\(size), \(listening) held by "
+            + "listening connections, \(working) by value-table operations, the rest by the app's own work) "
+            + "or cannot reach the server"
+    }
+
     /// What a key's store is called in errors: `PostgreSQL table 'app_values', key 'flags'`.
+    /// A key over 200 bytes is quoted by its first 100 bytes, its length and its hash.
     func label(_ key: String) -> String {
-        "\(label), key '\(key)'"
+        "\(label), key \(PostgresKey.quoted(key))"
     }
 }
 
@@ -227,6 +311,17 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    private let cancelsOperation: Bool
+    private let settled: (@Sendable () -> Void)?
+
+    /// - Parameters:
+    ///   - cancelsOperation: Whether the caller's cancellation cancels a running operation (a
+    ///     read), or leaves it to finish on the server (a write, which may commit).
+    ///   - settled: Called when an operation finishes after its caller stopped waiting.
+    init(cancelsOperation: Bool, settled: (@Sendable () -> Void)?) {
+        self.cancelsOperation = cancelsOperation
+        self.settled = settled
+    }
 
     /// Starts the lease and the timer; the first to finish resumes `continuation`.
     func start(
@@ -276,12 +371,15 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
     }
 
     private func finish(_ result: Swift.Result<Result, any Error>) {
-        let (continuation, timer) = state.withLock { state in
+        let (continuation, timer, abandoned) = state.withLock { state in
             defer { state.continuation = nil }
-            return (state.continuation, state.timer)
+            return (state.continuation, state.timer, state.continuation == nil && state.phase == .leased)
         }
         timer?.cancel()
         continuation?.resume(with: result)
+        if abandoned {
+            settled?()
+        }
     }
 
     private func expire() {
@@ -296,21 +394,48 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         continuation?.resume(throwing: LeaseTimeout())
     }
 
-    /// The caller was cancelled: stop waiting, and cancel the operation if it runs.
+    /// The caller was cancelled: it hears at once (`CancellationError` while waiting,
+    /// `LeaseCancelled` once a connection runs the operation), and the operation is cancelled.
     func cancel() {
-        let (work, timer) = state.withLock { state in
+        let (work, timer, continuation, phase) = state.withLock { state in
             state.cancelled = true
-            return (state.work, state.timer)
-        }
-        work?.cancel()
-        timer?.cancel()
-        let waiting: CheckedContinuation<Result, any Error>? = state.withLock { state in
-            guard state.phase == .waiting else { return nil }
-            state.phase = .over
+            let phase = state.phase
+            if phase == .waiting {
+                state.phase = .over
+            }
             defer { state.continuation = nil }
-            return state.continuation
+            return (state.work, state.timer, state.continuation, phase)
         }
-        waiting?.resume(throwing: CancellationError())
+        switch phase {
+        case .waiting, .over: continuation?.resume(throwing: CancellationError())
+        case .leased: continuation?.resume(throwing: LeaseCancelled())
+        }
+        if phase != .leased || cancelsOperation {
+            work?.cancel()
+        }
+        timer?.cancel()
+    }
+}
+
+/// The caller was cancelled while its operation ran on a connection.
+private struct LeaseCancelled: Error {}
+
+/// How many connections value-table operations hold, by client: what a busy pool's error says.
+final class PostgresLeases: Sendable {
+    static let shared = PostgresLeases()
+
+    private let counts = Mutex<[ObjectIdentifier: Int]>([:])
+
+    func add(_ delta: Int, for client: PostgresClient) {
+        counts.withLock { counts in
+            let id = ObjectIdentifier(client)
+            let count = counts[id, default: 0] + delta
+            counts[id] = count == 0 ? nil : count
+        }
+    }
+
+    func count(for client: PostgresClient) -> Int {
+        counts.withLock { $0[ObjectIdentifier(client)] ?? 0 }
     }
 }
 

@@ -1,0 +1,168 @@
+#if PostgreSQL
+import Foundation
+import PostgresNIO
+import Testing
+import ValueStore
+import ValueStorePostgres
+
+extension PostgresTests {
+    /// What each failure is called, what it leaves behind, and how soon the caller hears.
+    @Suite struct Failures {
+        @Test func aKeyWithNULIsInvalidConfigurationBeforeAnythingIsSent() async throws {
+            try await PostgresServer.withClient { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let key = "a\u{0}b"
+                let store = table.store(key, as: Int.self)
+                for operation in [
+                    { _ = try await store.load() },
+                    { try await store.save(1) },
+                    { try await store.remove() },
+                    { _ = try await store.update { $0 += 1 } },
+                    { try await table.batch { try $0.set(1, for: key) } },
+                ] as [@Sendable () async throws -> Void] {
+                    let error = try await #require(throws: ValueStoreError.self) { try await operation() }
+                    #expect(error.code == .invalidConfiguration, "\(error)")
+                    #expect(error.underlyingError == nil, "refused here, not by the server")
+                }
+            }
+        }
+
+        @Test func errorTextQuotesALongKeyByItsPrefixLengthAndHash() async throws {
+            try await PostgresServer.withClient { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let key = "profile-" + String(repeating: "x", count: 100_000)
+                let error = try await #require(throws: ValueStoreError.self) {
+                    try await table.store(key, as: Int.self).load()
+                }
+                #expect(error.code == .notFound)
+                #expect("\(error)".utf8.count < 1_024, "\("\(error)".utf8.count) bytes")
+                #expect("\(error)".contains("profile-xxx"))
+                #expect(table.dataStore(key).label.utf8.count < 1_024)
+                let refused = try await #require(throws: ValueStoreError.self) {
+                    try await table.batch { try $0.set(Double.nan, for: key) }
+                }
+                #expect(refused.code == .encodingFailed)
+                #expect("\(refused)".utf8.count < 1_024, "\("\(refused)".utf8.count) bytes")
+            }
+        }
+
+        @Test func aRepeatedFailureLeavesNoPreparedStatementsBehind() async throws {
+            try await PostgresServer.withClient(configuration: PostgresServer.oneConnection()) { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let count = table.store("count", as: Int.self)
+                try await count.save(1)
+                _ = try await count.update { $0 += 1 }
+                let prepared: PostgresQuery = "SELECT count(*)::bigint FROM pg_prepared_statements"
+                let before = try await PostgresServer.integer(client, prepared)
+                for round in 0..<5 {
+                    // The column's type changes under the prepared read: the server refuses it
+                    // ("cached plan must not change result type") until it is prepared again.
+                    for type in ["integer", "bigint"] {
+                        try await PostgresServer.execute(
+                            client, "ALTER TABLE \(unescaped: table.name) ALTER COLUMN version TYPE \(unescaped: type)")
+                        #expect(try await count.update { $0 += 1 } == 3 + round * 2 + (type == "bigint" ? 1 : 0))
+                    }
+                }
+                #expect(try await PostgresServer.integer(client, prepared) == before)
+            }
+        }
+
+        @Test func aWriteCancelledAfterItWasSentIsOutcomeUnknownAtOnceAndObserversHearIt() async throws {
+            try await PostgresServer.withTwoClients { first, second in
+                let table = try await PostgresServer.scratchTable(first)
+                let count = table.store("count", as: Int.self)
+                try await count.save(1)
+                let cached = table.store("count", as: Int.self).cached()
+                #expect(
+                    try await eventually {
+                        _ = try await cached.load()
+                        return try cached.loadImmediately?(()) == 1
+                    })
+                // Another machine holds the row, so the save waits on the server once sent.
+                let (locked, lock) = AsyncStream.makeStream(of: Void.self)
+                let (released, release) = AsyncStream.makeStream(of: Void.self)
+                let holder = Task {
+                    try await second.withTransaction(logger: Logger(label: "tests")) { connection in
+                        let query: PostgresQuery =
+                            "SELECT key FROM \(unescaped: table.name) WHERE key = 'count' FOR UPDATE"
+                        for try await _ in try await connection.query(query, logger: Logger(label: "tests")) {}
+                        lock.yield()
+                        for await _ in released {}
+                    }
+                }
+                for await _ in locked { break }
+                let saving = Task { _ = try await count.save(2) }
+                #expect(
+                    try await eventually {
+                        try await PostgresServer.integer(
+                            second, "SELECT count(*)::bigint FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == 1
+                    })
+                let cancelled = ContinuousClock.now
+                saving.cancel()
+                // Bounded, not timed: the lock is released after 10 s at the latest, so a save
+                // that does not answer to its cancellation still ends the test.
+                let (outcome, elapsed) = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
+                    group.addTask { await saving.result }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(10))
+                        return nil
+                    }
+                    let first = await group.next()!
+                    let elapsed = ContinuousClock.now - cancelled
+                    group.cancelAll()
+                    release.finish()
+                    await group.waitForAll()
+                    return (first, elapsed)
+                }
+                #expect(elapsed < .seconds(1), "returned \(elapsed) after the cancellation")
+                let result = try #require(outcome, "the save did not return within 10 s of its cancellation")
+                let error = try #require(throws: ValueStoreError.self) { try result.get() }
+                #expect(error.code == .outcomeUnknown, "\(error)")
+                try await holder.value
+                // The save commits once the lock is gone, and this process's cache hears of it.
+                #expect(try await eventually { try await cached.load() == 2 })
+            }
+        }
+
+        @Test func aBusyPoolIsCalledBusyWithItsSizeAndItsListeners() async throws {
+            var configuration = try PostgresServer.configuration()
+            configuration.options.maximumConnections = 2
+            try await PostgresServer.withClient(configuration: configuration) { client in
+                try await PostgresServer.withClient { other in
+                    var configured = try await PostgresServer.scratchTable(client)
+                    configured.connectTimeout = .milliseconds(500)
+                    let table = configured
+                    // One connection listens for the table's changes, the other is held.
+                    let watching = Task {
+                        for await _ in table.store("count", as: Int.self).changes() {}
+                    }
+                    defer { watching.cancel() }
+                    #expect(
+                        try await eventually {
+                            try await PostgresServer.integer(
+                                other, "SELECT count(*)::bigint FROM pg_stat_activity WHERE query LIKE 'LISTEN%'") == 1
+                        })
+                    let (held, hold) = AsyncStream.makeStream(of: Void.self)
+                    let (released, release) = AsyncStream.makeStream(of: Void.self)
+                    let holder = Task {
+                        try await client.withConnection { _ in
+                            hold.yield()
+                            for await _ in released {}
+                        }
+                    }
+                    for await _ in held { break }
+                    let error = try await #require(throws: ValueStoreError.self) {
+                        try await table.store("count", as: Int.self).load()
+                    }
+                    release.finish()
+                    try await holder.value
+                    #expect(error.code == .unavailable)
+                    let text = "\(error)"
+                    #expect(text.contains("busy") && text.contains("maximumConnections 2"), "\(text)")
+                    #expect(text.contains("1 held by listening connections"), "\(text)")
+                }
+            }
+        }
+    }
+}
+#endif
