@@ -1,4 +1,5 @@
 #if PostgreSQL
+import PostgresNIO
 import Synchronization
 import ValueStore
 
@@ -75,14 +76,27 @@ enum PostgresResolvedTables {
         let name: String
     }
 
-    private static let resolved = Mutex<[Spelling: PostgresTableName]>([:])
-
-    static func lookUp(_ spelling: Spelling) -> PostgresTableName? {
-        resolved.withLock { $0[spelling] }
+    /// A resolved table and the client it was resolved through, held weakly: an identifier a
+    /// later client reuses never finds another client's answer.
+    private struct Entry {
+        weak var client: PostgresClient?
+        let table: PostgresTableName
     }
 
-    static func remember(_ table: PostgresTableName, for spelling: Spelling) {
-        resolved.withLock { $0[spelling] = table }
+    private static let resolved = Mutex<[Spelling: Entry]>([:])
+
+    static func lookUp(_ spelling: Spelling, client: PostgresClient) -> PostgresTableName? {
+        resolved.withLock { resolved in
+            guard let entry = resolved[spelling], entry.client === client else { return nil }
+            return entry.table
+        }
+    }
+
+    static func remember(_ table: PostgresTableName, for spelling: Spelling, client: PostgresClient) {
+        resolved.withLock { resolved in
+            resolved = resolved.filter { $0.value.client != nil }
+            resolved[spelling] = Entry(client: client, table: table)
+        }
     }
 }
 

@@ -187,7 +187,8 @@ extension PostgresValueTable {
     }
 
     /// Borrows a connection, waiting at most ``connectTimeout`` for it, and runs `operation` on
-    /// it, classifying every failure as a ``/ValueStore/ValueStoreError``.
+    /// it within ``operationTimeout``, classifying every failure as a
+    /// ``/ValueStore/ValueStoreError``.
     ///
     /// The wait is bounded here, not by the pool, which keeps a request queued while it retries
     /// connecting (for up to a minute) and may not let go of it when cancelled. The lease runs in
@@ -195,28 +196,66 @@ extension PostgresValueTable {
     ///
     /// Cancelling returns at once: `CancellationError` while waiting for a connection or reading,
     /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` once a write has a connection (it is sent
-    /// then, and may commit).
+    /// then, and may commit). Cancelling, or running past ``operationTimeout``, also asks the
+    /// server to cancel the statement (`pg_cancel_backend`, through another connection), and
+    /// closes the connection if the statement has not ended a second later. An operation whose
+    /// caller stopped waiting is left to end on the server, and `settled` runs once it has, so a
+    /// write's observers hear of it again then.
     ///
-    /// A cancelled write is left to finish on the server, and `settled` runs once it has, so its
-    /// observers hear of it again then.
+    /// A read whose connection turns out to be lost (a pooled connection the server or the
+    /// network dropped) is tried once more on another connection.
     func connected<Result: Sendable>(
         step: PostgresStep,
         store: String,
         settled: (@Sendable () -> Void)? = nil,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        do {
+            return try await connectedOnce(step: step, store: store, settled: settled, operation)
+        } catch let error as LostConnection where step == .read && !Task.isCancelled {
+            _ = error
+            do {
+                return try await connectedOnce(step: step, store: store, settled: settled, operation)
+            } catch let error as LostConnection {
+                throw ValueStoreError(postgres: error.underlying, step: step, table: table, store: store)
+            }
+        } catch let error as LostConnection {
+            throw ValueStoreError(postgres: error.underlying, step: step, table: table, store: store)
+        }
+    }
+
+    /// One attempt of ``connected(step:store:settled:_:)``; a read that lost its connection
+    /// throws ``LostConnection``.
+    private func connectedOnce<Result: Sendable>(
+        step: PostgresStep,
+        store: String,
+        settled: (@Sendable () -> Void)?,
+        _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         let client = client
         let timeout = connectTimeout
+        let bound = operationTimeout
         let attempt = LeaseAttempt<Result>(cancelsOperation: step == .read, settled: settled)
         let leases = PostgresLeases.shared
+        let table = self
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     attempt.start(continuation: continuation) {
                         try await client.withConnection { connection in
-                            guard attempt.leased() else { throw LeaseTimeout() }
+                            guard attempt.leased(deadline: bound) else { throw LeaseTimeout() }
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
+                            let backend: Int32
+                            do {
+                                backend = try await PostgresBackends.shared.pid(of: connection)
+                            } catch {
+                                // Nothing was sent yet, whatever the step.
+                                throw NotSent(underlying: error)
+                            }
+                            attempt.interrupt = {
+                                await table.interrupt(backend, on: connection, store: store, isDone: attempt.isDone)
+                            }
                             return try await operation(connection)
                         }
                     } timer: {
@@ -235,10 +274,34 @@ extension PostgresValueTable {
             throw Self.cancelledAfterSending(store: store)
         } catch is LeaseCancelled {
             throw CancellationError()
+        } catch is LeaseOverdue {
+            let failure = PostgresFailure(sqlState: nil, message: "no answer within \(bound)")
+            switch step {
+            case .read:
+                throw ValueStoreError(
+                    .unavailable, store: store,
+                    reason:
+                        "the server did not answer within \(bound) (operationTimeout); the statement was cancelled",
+                    underlyingError: failure)
+            case .write:
+                throw ValueStoreError(
+                    .outcomeUnknown, store: store,
+                    reason:
+                        "the server did not answer within \(bound) (operationTimeout) after the write was sent; "
+                        + "the statement was cancelled, but may have committed first: load to see whether it happened",
+                    underlyingError: failure)
+            }
         } catch is CancellationError where step == .write && attempt.wasLeased {
             throw Self.cancelledAfterSending(store: store)
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as NotSent {
+            if let lost = error.underlying as? PSQLError, lost.isLostConnection {
+                throw LostConnection(underlying: lost)
+            }
+            throw ValueStoreError(postgres: error.underlying, step: .read, table: self.table, store: store)
+        } catch let error as PSQLError where step == .read && error.isLostConnection {
+            throw LostConnection(underlying: error)
         } catch  where !attempt.wasLeased && !(error is PSQLError) {
             // The pool's own errors: cancelled while waiting, shut down, or failing to connect.
             if Task.isCancelled {
@@ -249,7 +312,26 @@ extension PostgresValueTable {
                 reason: "could not get a connection from the PostgresClient (is it running?)",
                 underlyingError: PostgresFailure(sqlState: nil, message: "\(error)"))
         } catch {
-            throw ValueStoreError(postgres: error, step: step, table: table, store: store)
+            throw ValueStoreError(postgres: error, step: step, table: self.table, store: store)
+        }
+    }
+
+    /// Stops a statement whose caller stopped waiting: asks the server to cancel it through
+    /// another connection, then closes its connection if it has not ended a second later (the
+    /// connection may be dead, and the cancel never reach the statement).
+    private func interrupt(
+        _ backend: Int32,
+        on connection: PostgresConnection,
+        store: String,
+        isDone: @escaping @Sendable () -> Bool
+    ) async {
+        _ = try? await connectedOnce(step: .read, store: store, settled: nil) { other in
+            let cancel: PostgresQuery = "SELECT pg_cancel_backend(\(backend))"
+            for try await _ in try await other.query(cancel, logger: Self.logger) {}
+        }
+        try? await Task.sleep(for: .seconds(1))
+        if !isDone() {
+            try? await connection.close()
         }
     }
 
@@ -308,6 +390,12 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         var work: Task<Void, Never>?
         var timer: Task<Void, Never>?
         var cancelled = false
+        /// Stops the statement on the server; set once the connection's backend is known.
+        var interrupt: (@Sendable () async -> Void)?
+        /// Whether the caller stopped waiting while the operation ran, so the statement is to be
+        /// stopped as soon as it can be.
+        var interrupting = false
+        var done = false
     }
 
     private let state = Mutex(State())
@@ -356,13 +444,52 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         }
     }
 
-    /// Called with the connection: whether the operation may still run.
-    func leased() -> Bool {
-        state.withLock { state in
-            guard state.phase == .waiting else { return false }
+    /// Called with the connection: whether the operation may still run. From now on the
+    /// operation has `deadline` to end.
+    func leased(deadline: Duration) -> Bool {
+        let connectTimer: Task<Void, Never>?? = state.withLock { state in
+            guard state.phase == .waiting else { return nil }
             state.phase = .leased
-            return true
+            return .some(state.timer)
         }
+        guard let connectTimer else { return false }
+        connectTimer?.cancel()
+        let overdue = Task {
+            do {
+                try await Task.sleep(for: deadline)
+            } catch {
+                return  // the operation ended first
+            }
+            self.overdue()
+        }
+        let finished = state.withLock { state in
+            state.timer = overdue
+            return state.done
+        }
+        if finished {
+            overdue.cancel()
+        }
+        return true
+    }
+
+    /// How to stop the statement on the server; runs at once if the caller already stopped
+    /// waiting.
+    var interrupt: (@Sendable () async -> Void)? {
+        get { state.withLock { $0.interrupt } }
+        set {
+            let now = state.withLock { state in
+                state.interrupt = newValue
+                return state.interrupting
+            }
+            if now, let newValue {
+                Task { await newValue() }
+            }
+        }
+    }
+
+    /// Whether the operation ended.
+    @Sendable func isDone() -> Bool {
+        state.withLock { $0.done }
     }
 
     /// Whether a connection arrived in time.
@@ -373,6 +500,7 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
     private func finish(_ result: Swift.Result<Result, any Error>) {
         let (continuation, timer, abandoned) = state.withLock { state in
             defer { state.continuation = nil }
+            state.done = true
             return (state.continuation, state.timer, state.continuation == nil && state.phase == .leased)
         }
         timer?.cancel()
@@ -394,17 +522,41 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         continuation?.resume(throwing: LeaseTimeout())
     }
 
+    /// The operation ran past its deadline: the caller hears at once, and the statement is
+    /// stopped.
+    private func overdue() {
+        let overdue: (CheckedContinuation<Result, any Error>, Task<Void, Never>?, (@Sendable () async -> Void)?)? =
+            state.withLock { state in
+                guard state.phase == .leased, let continuation = state.continuation else { return nil }
+                state.continuation = nil
+                state.interrupting = true
+                return (continuation, state.work, state.interrupt)
+            }
+        guard let (continuation, work, interrupt) = overdue else { return }
+        continuation.resume(throwing: LeaseOverdue())
+        if cancelsOperation {
+            work?.cancel()
+        }
+        if let interrupt {
+            Task { await interrupt() }
+        }
+    }
+
     /// The caller was cancelled: it hears at once (`CancellationError` while waiting,
     /// `LeaseCancelled` once a connection runs the operation), and the operation is cancelled.
     func cancel() {
-        let (work, timer, continuation, phase) = state.withLock { state in
+        let (work, timer, continuation, phase, interrupt) = state.withLock { state in
             state.cancelled = true
             let phase = state.phase
             if phase == .waiting {
                 state.phase = .over
             }
+            let interrupt = phase == .leased && state.continuation != nil && !state.done ? state.interrupt : nil
+            if phase == .leased && state.continuation != nil {
+                state.interrupting = true
+            }
             defer { state.continuation = nil }
-            return (state.work, state.timer, state.continuation, phase)
+            return (state.work, state.timer, state.continuation, phase, interrupt)
         }
         switch phase {
         case .waiting, .over: continuation?.resume(throwing: CancellationError())
@@ -413,12 +565,70 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         if phase != .leased || cancelsOperation {
             work?.cancel()
         }
-        timer?.cancel()
+        if phase != .leased {
+            timer?.cancel()
+        }
+        if let interrupt {
+            Task { await interrupt() }
+        }
     }
 }
 
 /// The caller was cancelled while its operation ran on a connection.
 private struct LeaseCancelled: Error {}
+
+/// The operation ran past ``PostgresValueTable/operationTimeout``.
+private struct LeaseOverdue: Error {}
+
+/// A failure before the operation sent anything.
+private struct NotSent: Error {
+    var underlying: any Error
+}
+
+/// A read's connection was lost: it may be tried on another.
+struct LostConnection: Error {
+    var underlying: PSQLError
+}
+
+extension PSQLError {
+    /// The connection broke: closed by the server, reset, or failed.
+    var isLostConnection: Bool {
+        switch code {
+        case .serverClosedConnection, .connectionError, .uncleanShutdown: true
+        default: false
+        }
+    }
+}
+
+/// Each connection's server process, for `pg_cancel_backend`: asked once per connection.
+final class PostgresBackends: Sendable {
+    static let shared = PostgresBackends()
+
+    private struct Entry {
+        weak var connection: PostgresConnection?
+        let pid: Int32
+    }
+
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    func pid(of connection: PostgresConnection) async throws -> Int32 {
+        let id = ObjectIdentifier(connection)
+        if let pid = entries.withLock({ $0[id].flatMap { $0.connection === connection ? $0.pid : nil } }) {
+            return pid
+        }
+        var pid: Int32 = 0
+        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: PostgresValueTable.logger) {
+            pid = try row.decode(Int32.self)
+        }
+        entries.withLock { entries in
+            if entries.count >= 64 {
+                entries = entries.filter { $0.value.connection != nil }
+            }
+            entries[id] = Entry(connection: connection, pid: pid)
+        }
+        return pid
+    }
+}
 
 /// How many connections value-table operations hold, by client: what a busy pool's error says.
 final class PostgresLeases: Sendable {

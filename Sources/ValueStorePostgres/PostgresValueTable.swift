@@ -56,6 +56,19 @@ public struct PostgresValueTable: Sendable {
     /// ```
     public var connectTimeout: Duration = .seconds(10)
 
+    /// How long a statement may run once it has a connection; by default 30 seconds.
+    ///
+    /// ```swift
+    /// var table = try PostgresValueTable(client: client)
+    /// table.operationTimeout = .seconds(5)
+    /// ```
+    ///
+    /// Past it, the operation throws (``/ValueStore/ValueStoreError/Code/unavailable`` for a read,
+    /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` for a write, which may have committed),
+    /// the server is asked to cancel the statement, and a connection whose statement does not end
+    /// a second later is closed. `update`'s body is not counted: it runs between statements.
+    public var operationTimeout: Duration = .seconds(30)
+
     let table: PostgresTableName
     let writer: String
 
@@ -147,7 +160,7 @@ public struct PostgresValueTable: Sendable {
                         """))
             found = try await resolve()
         }
-        PostgresResolvedTables.remember(found.table, for: spelling)
+        PostgresResolvedTables.remember(found.table, for: spelling, client: client)
     }
 
     /// Runs a statement that returns nothing, unprepared.
@@ -165,7 +178,7 @@ public struct PostgresValueTable: Sendable {
     /// The table the server finds for the name, looked up once per process and spelling: its
     /// statements, channel and update turns use this name.
     func resolvedTable() async throws -> PostgresTableName {
-        if let known = PostgresResolvedTables.lookUp(spelling) {
+        if let known = PostgresResolvedTables.lookUp(spelling, client: client) {
             return known
         }
         let found = try await resolve()
@@ -176,7 +189,7 @@ public struct PostgresValueTable: Sendable {
                     "the table '\(table.name)' was made by an earlier release and has no column 'token'; "
                     + "call createIfNeeded() to upgrade it")
         }
-        PostgresResolvedTables.remember(found.table, for: spelling)
+        PostgresResolvedTables.remember(found.table, for: spelling, client: client)
         return found.table
     }
 
@@ -370,17 +383,26 @@ public struct PostgresValueTable: Sendable {
     }
 
     /// The signals of a key (a ``PostgresKey`` identifier) on the resolved table's channel. Before
-    /// the table is resolved, the stream resolves it first; if that fails, it follows the name as
-    /// spelled, which still hears this process's own writes and those of other spellings' once
-    /// resolved here.
+    /// the table is resolved, the stream resolves it first, trying again until it can, and
+    /// signals once when it starts following.
     func signals(_ key: String) -> AsyncStream<Void> {
-        if let resolved = PostgresResolvedTables.lookUp(spelling) {
+        if let resolved = PostgresResolvedTables.lookUp(spelling, client: client) {
             return PostgresChanges.shared.signals(client: client, table: resolved, key: key)
         }
         let table = self
         return AsyncStream { continuation in
             let forwarding = Task {
-                let resolved = (try? await table.resolvedTable()) ?? table.table
+                // Until the table is found (the server is back, createIfNeeded() made it), there
+                // is nothing to follow; the stream's first signal after that reloads.
+                var pause = Duration.milliseconds(50)
+                var found = try? await table.resolvedTable()
+                while found == nil, !Task.isCancelled {
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(2))
+                    found = try? await table.resolvedTable()
+                }
+                guard let resolved = found else { return continuation.finish() }
+                continuation.yield()
                 for await signal in PostgresChanges.shared.signals(client: table.client, table: resolved, key: key) {
                     continuation.yield(signal)
                 }

@@ -67,7 +67,7 @@ extension PostgresTests {
             }
         }
 
-        @Test func aWriteCancelledAfterItWasSentIsOutcomeUnknownAtOnceAndObserversHearIt() async throws {
+        @Test func aWriteCancelledAfterItWasSentIsOutcomeUnknownAtOnceAndCancelledOnTheServer() async throws {
             try await PostgresServer.withTwoClients { first, second in
                 let table = try await PostgresServer.scratchTable(first)
                 let count = table.store("count", as: Int.self)
@@ -78,49 +78,82 @@ extension PostgresTests {
                         _ = try await cached.load()
                         return try cached.loadImmediately?(()) == 1
                     })
-                // Another machine holds the row, so the save waits on the server once sent.
-                let (locked, lock) = AsyncStream.makeStream(of: Void.self)
-                let (released, release) = AsyncStream.makeStream(of: Void.self)
-                let holder = Task {
-                    try await second.withTransaction(logger: Logger(label: "tests")) { connection in
-                        let query: PostgresQuery =
-                            "SELECT key FROM \(unescaped: table.name) WHERE key = 'count' FOR UPDATE"
-                        for try await _ in try await connection.query(query, logger: Logger(label: "tests")) {}
-                        lock.yield()
-                        for await _ in released {}
-                    }
+                let blocked = try await whileLocked(
+                    by: second, "SELECT key FROM \(unescaped: table.name) WHERE key = 'count' FOR UPDATE",
+                    cancelling: true
+                ) {
+                    _ = try await count.save(2)
                 }
-                for await _ in locked { break }
-                let saving = Task { _ = try await count.save(2) }
-                #expect(
-                    try await eventually {
-                        try await PostgresServer.integer(
-                            second, "SELECT count(*)::bigint FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == 1
-                    })
-                let cancelled = ContinuousClock.now
-                saving.cancel()
-                // Bounded, not timed: the lock is released after 10 s at the latest, so a save
-                // that does not answer to its cancellation still ends the test.
-                let (outcome, elapsed) = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
-                    group.addTask { await saving.result }
-                    group.addTask {
-                        try? await Task.sleep(for: .seconds(10))
-                        return nil
-                    }
-                    let first = await group.next()!
-                    let elapsed = ContinuousClock.now - cancelled
-                    group.cancelAll()
-                    release.finish()
-                    await group.waitForAll()
-                    return (first, elapsed)
-                }
-                #expect(elapsed < .seconds(1), "returned \(elapsed) after the cancellation")
-                let result = try #require(outcome, "the save did not return within 10 s of its cancellation")
+                #expect(blocked.elapsed < .seconds(1), "returned \(blocked.elapsed) after the cancellation")
+                let result = try #require(blocked.outcome, "the save did not return within 10 s of its cancellation")
                 let error = try #require(throws: ValueStoreError.self) { try result.get() }
                 #expect(error.code == .outcomeUnknown, "\(error)")
-                try await holder.value
-                // The save commits once the lock is gone, and this process's cache hears of it.
-                #expect(try await eventually { try await cached.load() == 2 })
+                #expect(blocked.cancelledOnTheServer, "the save still waited on the server")
+                // Whatever the server holds, this process's cache agrees once it was signalled.
+                let stored = try await PostgresValueTable(client: second, name: table.name).store("count", as: Int.self)
+                    .load()
+                #expect(stored == 1, "cancelled before it could commit")
+                #expect(try await eventually { try await cached.load() == stored })
+            }
+        }
+
+        @Test func aReadCancelledWhileTheTableIsLockedReturnsAtOnceAndIsCancelledOnTheServer() async throws {
+            try await PostgresServer.withTwoClients { first, second in
+                let table = try await PostgresServer.scratchTable(first)
+                let count = table.store("count", as: Int.self)
+                try await count.save(1)
+                let blocked = try await whileLocked(
+                    by: second, "LOCK TABLE \(unescaped: table.name) IN ACCESS EXCLUSIVE MODE", cancelling: true
+                ) {
+                    _ = try await count.load()
+                }
+                #expect(blocked.elapsed < .seconds(1), "returned \(blocked.elapsed) after the cancellation")
+                let result = try #require(blocked.outcome, "the load did not return within 10 s of its cancellation")
+                #expect(throws: CancellationError.self) { try result.get() }
+                #expect(blocked.cancelledOnTheServer, "the load still waited on the server")
+                #expect(try await count.load() == 1)
+            }
+        }
+
+        @Test func aWritePastItsOperationTimeoutIsOutcomeUnknownAndCancelledOnTheServer() async throws {
+            try await PostgresServer.withTwoClients { first, second in
+                var configured = try await PostgresServer.scratchTable(first)
+                configured.operationTimeout = .milliseconds(500)
+                let table = configured
+                let count = table.store("count", as: Int.self)
+                try await count.save(1)
+                let blocked = try await whileLocked(
+                    by: second, "SELECT key FROM \(unescaped: table.name) WHERE key = 'count' FOR UPDATE",
+                    cancelling: false
+                ) {
+                    _ = try await count.save(2)
+                }
+                let result = try #require(blocked.outcome, "the save did not return within 10 s")
+                let error = try #require(throws: ValueStoreError.self) { try result.get() }
+                #expect(error.code == .outcomeUnknown, "\(error)")
+                #expect("\(error)".contains("operationTimeout"), "\(error)")
+                #expect(blocked.cancelledOnTheServer, "the save still waited on the server")
+                #expect(try await count.load() == 1)
+            }
+        }
+
+        @Test func aReadPastItsOperationTimeoutIsUnavailableAndCancelledOnTheServer() async throws {
+            try await PostgresServer.withTwoClients { first, second in
+                var configured = try await PostgresServer.scratchTable(first)
+                configured.operationTimeout = .milliseconds(500)
+                let table = configured
+                let count = table.store("count", as: Int.self)
+                try await count.save(1)
+                let blocked = try await whileLocked(
+                    by: second, "LOCK TABLE \(unescaped: table.name) IN ACCESS EXCLUSIVE MODE", cancelling: false
+                ) {
+                    _ = try await count.load()
+                }
+                let result = try #require(blocked.outcome, "the load did not return within 10 s")
+                let error = try #require(throws: ValueStoreError.self) { try result.get() }
+                #expect(error.code == .unavailable, "\(error)")
+                #expect(blocked.cancelledOnTheServer, "the load still waited on the server")
+                #expect(try await count.load() == 1)
             }
         }
 
@@ -164,5 +197,66 @@ extension PostgresTests {
             }
         }
     }
+}
+
+/// How an operation that waited on a lock ended.
+struct BlockedOperation {
+    /// Its result, or nil if it had not returned 10 s after it was cancelled (or started).
+    var outcome: Result<Void, any Error>?
+    /// How long after the cancellation (or the start) it returned.
+    var elapsed: Duration
+    /// Whether the server stopped waiting for the lock on its behalf while the lock was held.
+    var cancelledOnTheServer: Bool
+}
+
+/// Runs `operation` while another client holds a lock (`lock`, run in a transaction of
+/// `holder`), cancelling it once it waits on the server when `cancelling`. The lock is released
+/// once the operation has returned and the server has had 10 s to stop waiting, or 10 s after
+/// the cancellation (or the start) at the latest, so an operation that never answers still ends
+/// the test.
+func whileLocked(
+    by holder: PostgresClient,
+    _ lock: PostgresQuery,
+    cancelling: Bool,
+    _ operation: @escaping @Sendable () async throws -> Void
+) async throws -> BlockedOperation {
+    let logger = Logger(label: "tests")
+    let (locked, hasLocked) = AsyncStream.makeStream(of: Void.self)
+    let (released, release) = AsyncStream.makeStream(of: Void.self)
+    let holding = Task {
+        try await holder.withTransaction(logger: logger) { connection in
+            for try await _ in try await connection.query(lock, logger: logger) {}
+            hasLocked.yield()
+            for await _ in released {}
+        }
+    }
+    for await _ in locked { break }
+    let waiting: PostgresQuery = "SELECT count(*)::bigint FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+    let started = ContinuousClock.now
+    let running = Task { try await operation() }
+    #expect(try await eventually { try await PostgresServer.integer(holder, waiting) == 1 })
+    let cancelled = ContinuousClock.now
+    if cancelling {
+        running.cancel()
+    }
+    let (outcome, elapsed) = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
+        group.addTask { await running.result }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(10))
+            return nil
+        }
+        let first = await group.next()!
+        let elapsed = ContinuousClock.now - (cancelling ? cancelled : started)
+        group.cancelAll()
+        if first == nil {
+            release.finish()
+        }
+        await group.waitForAll()
+        return (first, elapsed)
+    }
+    let stopped = try await eventually { try await PostgresServer.integer(holder, waiting) == 0 }
+    release.finish()
+    try await holding.value
+    return BlockedOperation(outcome: outcome, elapsed: elapsed, cancelledOnTheServer: outcome != nil && stopped)
 }
 #endif
