@@ -86,6 +86,8 @@ final class TCPForwarder: Sendable {
 
     /// The server's client configuration, connecting through the forwarder.
     /// - Parameter maximumConnections: The pool's size.
+    /// - Returns: The configuration of a client that connects through the forwarder.
+    /// - Throws: `PostgresServer.Missing` when the server's variables are not set.
     func configuration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
         let server = try PostgresServer.configuration()
         var configuration = PostgresClient.Configuration(
