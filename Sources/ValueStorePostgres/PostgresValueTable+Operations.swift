@@ -203,24 +203,33 @@ extension PostgresValueTable {
     /// write's observers hear of it again then.
     ///
     /// A read whose connection turns out to be lost (a pooled connection the server or the
-    /// network dropped) is tried once more on another connection.
+    /// network dropped, or one closed here because it went silent) is tried again, up to twice.
     func connected<Result: Sendable>(
         step: PostgresStep,
         store: String,
         settled: (@Sendable () -> Void)? = nil,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        do {
-            return try await connectedOnce(step: step, store: store, settled: settled, operation)
-        } catch let error as LostConnection where step == .read && !Task.isCancelled {
-            _ = error
+        var tries = 0
+        while true {
+            tries += 1
             do {
                 return try await connectedOnce(step: step, store: store, settled: settled, operation)
             } catch let error as LostConnection {
-                throw ValueStoreError(postgres: error.underlying, step: step, table: table, store: store)
+                // The pool may lend the connection just closed once more before it notices.
+                guard tries < 3, !Task.isCancelled else {
+                    guard error.underlying is PSQLError else {
+                        throw ValueStoreError(
+                            .unavailable, store: store,
+                            reason:
+                                "the server did not answer within \(operationTimeout) (operationTimeout) on "
+                                + "\(tries) connections, each closed after it",
+                            underlyingError: PostgresFailure(
+                                sqlState: nil, message: "no answer within \(operationTimeout)"))
+                    }
+                    throw ValueStoreError(postgres: error.underlying, step: step, table: table, store: store)
+                }
             }
-        } catch let error as LostConnection {
-            throw ValueStoreError(postgres: error.underlying, step: step, table: table, store: store)
         }
     }
 
@@ -243,7 +252,7 @@ extension PostgresValueTable {
                 try await withCheckedThrowingContinuation { continuation in
                     attempt.start(continuation: continuation) {
                         try await client.withConnection { connection in
-                            guard attempt.leased(deadline: bound) else { throw LeaseTimeout() }
+                            guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
                             let backend: Int32
@@ -253,9 +262,7 @@ extension PostgresValueTable {
                                 // Nothing was sent yet, whatever the step.
                                 throw NotSent(underlying: error)
                             }
-                            attempt.interrupt = {
-                                await table.interrupt(backend, on: connection, store: store, isDone: attempt.isDone)
-                            }
+                            attempt.interrupt = { await table.cancelOnServer(backend, store: store) }
                             return try await operation(connection)
                         }
                     } timer: {
@@ -274,6 +281,20 @@ extension PostgresValueTable {
             throw Self.cancelledAfterSending(store: store)
         } catch is LeaseCancelled {
             throw CancellationError()
+        } catch  where step == .read && attempt.wasOverdue {
+            // The statement was stopped: cancelled on the server, or its connection closed when
+            // it did not end, which is a dead connection: try another.
+            let underlying = (error as? NotSent)?.underlying ?? error
+            if let lost = underlying as? PSQLError, lost.isLostConnection || lost.code == .clientClosedConnection {
+                throw LostConnection(underlying: lost)
+            }
+            if underlying is LeaseOverdue {
+                throw LostConnection(underlying: underlying)
+            }
+            throw ValueStoreError(
+                .unavailable, store: store,
+                reason: "the server did not answer within \(bound) (operationTimeout); the statement was cancelled",
+                underlyingError: PostgresFailure(sqlState: nil, message: "no answer within \(bound)"))
         } catch is LeaseOverdue {
             let failure = PostgresFailure(sqlState: nil, message: "no answer within \(bound)")
             switch step {
@@ -296,11 +317,14 @@ extension PostgresValueTable {
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as NotSent {
-            if let lost = error.underlying as? PSQLError, lost.isLostConnection {
+            if let lost = error.underlying as? PSQLError, lost.isLostConnection || lost.code == .clientClosedConnection
+            {
                 throw LostConnection(underlying: lost)
             }
             throw ValueStoreError(postgres: error.underlying, step: .read, table: self.table, store: store)
-        } catch let error as PSQLError where step == .read && error.isLostConnection {
+        } catch let error as PSQLError
+            where step == .read && (error.isLostConnection || error.code == .clientClosedConnection)
+        {
             throw LostConnection(underlying: error)
         } catch  where !attempt.wasLeased && !(error is PSQLError) {
             // The pool's own errors: cancelled while waiting, shut down, or failing to connect.
@@ -316,22 +340,11 @@ extension PostgresValueTable {
         }
     }
 
-    /// Stops a statement whose caller stopped waiting: asks the server to cancel it through
-    /// another connection, then closes its connection if it has not ended a second later (the
-    /// connection may be dead, and the cancel never reach the statement).
-    private func interrupt(
-        _ backend: Int32,
-        on connection: PostgresConnection,
-        store: String,
-        isDone: @escaping @Sendable () -> Bool
-    ) async {
+    /// Asks the server to cancel what process `backend` runs, through another connection.
+    private func cancelOnServer(_ backend: Int32, store: String) async {
         _ = try? await connectedOnce(step: .read, store: store, settled: nil) { other in
             let cancel: PostgresQuery = "SELECT pg_cancel_backend(\(backend))"
             for try await _ in try await other.query(cancel, logger: Self.logger) {}
-        }
-        try? await Task.sleep(for: .seconds(1))
-        if !isDone() {
-            try? await connection.close()
         }
     }
 
@@ -390,8 +403,12 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         var work: Task<Void, Never>?
         var timer: Task<Void, Never>?
         var cancelled = false
-        /// Stops the statement on the server; set once the connection's backend is known.
+        /// The connection the operation runs on.
+        var connection: PostgresConnection?
+        /// Cancels the statement on the server; set once the connection's backend is known.
         var interrupt: (@Sendable () async -> Void)?
+        /// Whether the operation ran past its deadline.
+        var overdue = false
         /// Whether the caller stopped waiting while the operation ran, so the statement is to be
         /// stopped as soon as it can be.
         var interrupting = false
@@ -446,10 +463,11 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
 
     /// Called with the connection: whether the operation may still run. From now on the
     /// operation has `deadline` to end.
-    func leased(deadline: Duration) -> Bool {
+    func leased(_ connection: PostgresConnection, deadline: Duration) -> Bool {
         let connectTimer: Task<Void, Never>?? = state.withLock { state in
             guard state.phase == .waiting else { return nil }
             state.phase = .leased
+            state.connection = connection
             return .some(state.timer)
         }
         guard let connectTimer else { return false }
@@ -472,14 +490,14 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         return true
     }
 
-    /// How to stop the statement on the server; runs at once if the caller already stopped
+    /// How to cancel the statement on the server; runs at once if the caller already stopped
     /// waiting.
     var interrupt: (@Sendable () async -> Void)? {
         get { state.withLock { $0.interrupt } }
         set {
             let now = state.withLock { state in
                 state.interrupt = newValue
-                return state.interrupting
+                return state.interrupting && !state.done
             }
             if now, let newValue {
                 Task { await newValue() }
@@ -487,9 +505,21 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         }
     }
 
-    /// Whether the operation ended.
-    @Sendable func isDone() -> Bool {
-        state.withLock { $0.done }
+    /// Whether the operation ran past its deadline.
+    var wasOverdue: Bool {
+        state.withLock { $0.overdue }
+    }
+
+    /// Stops the statement: cancels it on the server if its backend is known, and closes its
+    /// connection if it has not ended a second later (the connection may be dead, and the
+    /// cancel never reach it).
+    private func stopStatement() async {
+        let (interrupt, done) = state.withLock { ($0.interrupt, $0.done) }
+        guard !done else { return }
+        await interrupt?()
+        try? await Task.sleep(for: .seconds(1))
+        let connection = state.withLock { $0.done ? nil : $0.connection }
+        try? await connection?.close()
     }
 
     /// Whether a connection arrived in time.
@@ -524,21 +554,32 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
 
     /// The operation ran past its deadline: the caller hears at once, and the statement is
     /// stopped.
+    ///
+    /// A read's caller hears how the stopped statement ended (so a dead connection, closed
+    /// here, can be told from a statement the server cancelled), or `LeaseOverdue` if it does
+    /// not end a second after its connection was closed.
     private func overdue() {
-        let overdue: (CheckedContinuation<Result, any Error>, Task<Void, Never>?, (@Sendable () async -> Void)?)? =
-            state.withLock { state in
-                guard state.phase == .leased, let continuation = state.continuation else { return nil }
-                state.continuation = nil
-                state.interrupting = true
-                return (continuation, state.work, state.interrupt)
+        let overdue: CheckedContinuation<Result, any Error>? = state.withLock { state in
+            guard state.phase == .leased, let continuation = state.continuation else { return nil }
+            state.interrupting = true
+            state.overdue = true
+            if cancelsOperation {
+                return nil
             }
-        guard let (continuation, work, interrupt) = overdue else { return }
-        continuation.resume(throwing: LeaseOverdue())
-        if cancelsOperation {
-            work?.cancel()
+            state.continuation = nil
+            return continuation
         }
-        if let interrupt {
-            Task { await interrupt() }
+        overdue?.resume(throwing: LeaseOverdue())
+        guard state.withLock({ $0.overdue }) else { return }
+        Task {
+            await self.stopStatement()
+            guard self.cancelsOperation else { return }
+            try? await Task.sleep(for: .seconds(1))
+            let continuation = self.state.withLock { state in
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(throwing: LeaseOverdue())
         }
     }
 
@@ -551,12 +592,12 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
             if phase == .waiting {
                 state.phase = .over
             }
-            let interrupt = phase == .leased && state.continuation != nil && !state.done ? state.interrupt : nil
-            if phase == .leased && state.continuation != nil {
+            let interrupting = phase == .leased && state.continuation != nil && !state.done
+            if interrupting {
                 state.interrupting = true
             }
             defer { state.continuation = nil }
-            return (state.work, state.timer, state.continuation, phase, interrupt)
+            return (state.work, state.timer, state.continuation, phase, interrupting)
         }
         switch phase {
         case .waiting, .over: continuation?.resume(throwing: CancellationError())
@@ -568,8 +609,8 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         if phase != .leased {
             timer?.cancel()
         }
-        if let interrupt {
-            Task { await interrupt() }
+        if interrupt {
+            Task { await self.stopStatement() }
         }
     }
 }
@@ -587,7 +628,8 @@ private struct NotSent: Error {
 
 /// A read's connection was lost: it may be tried on another.
 struct LostConnection: Error {
-    var underlying: PSQLError
+    /// postgres-nio's error, or `LeaseOverdue` for a connection that went silent.
+    var underlying: any Error
 }
 
 extension PSQLError {

@@ -157,6 +157,39 @@ extension PostgresTests {
             }
         }
 
+        @Test func aReadOnAPooledConnectionThatWentSilentIsTriedOnAFreshOne() async throws {
+            try await TCPForwarder.withForwarder { forwarder in
+                let configuration = try forwarder.configuration(maximumConnections: 2)
+                try await PostgresServer.withClient(configuration: configuration) { client in
+                    var configured = try await PostgresServer.scratchTable(client)
+                    configured.operationTimeout = .milliseconds(500)
+                    let table = configured
+                    let count = table.store("count", as: Int.self)
+                    try await count.save(1)
+                    #expect(try await count.load() == 1)
+                    // The pooled connection goes silent for good (a crashed host, a moved virtual
+                    // IP); new connections pass.
+                    forwarder.blackholeOpenConnections()
+                    let loading = Task { try await count.load() }
+                    let outcome = await withTaskGroup(of: Result<Int, any Error>?.self) { group in
+                        group.addTask { await loading.result }
+                        group.addTask {
+                            try? await Task.sleep(for: .seconds(10))
+                            return nil
+                        }
+                        let first = await group.next()!
+                        group.cancelAll()
+                        if first == nil {
+                            loading.cancel()
+                        }
+                        return first
+                    }
+                    let result = try #require(outcome, "the load did not return within 10 s")
+                    #expect(try result.get() == 1)
+                }
+            }
+        }
+
         @Test func aBusyPoolIsCalledBusyWithItsSizeAndItsListeners() async throws {
             var configuration = try PostgresServer.configuration()
             configuration.options.maximumConnections = 2
