@@ -401,7 +401,10 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         var phase = Phase.waiting
         var continuation: CheckedContinuation<Result, any Error>?
         var work: Task<Void, Never>?
+        /// Waits ``PostgresValueTable/connectTimeout`` for a connection.
         var timer: Task<Void, Never>?
+        /// Waits ``PostgresValueTable/operationTimeout`` once the connection came.
+        var deadline: Task<Void, Never>?
         var cancelled = false
         /// The connection the operation runs on.
         var connection: PostgresConnection?
@@ -451,10 +454,13 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
             }
             self.expire()
         }
-        let cancelled = state.withLock { state in
+        let (cancelled, leased) = state.withLock { state in
             state.work = work
             state.timer = clock
-            return state.cancelled
+            return (state.cancelled, state.phase != .waiting)
+        }
+        if leased {
+            clock.cancel()  // the connection came before the clock was stored
         }
         if cancelled {
             cancel()
@@ -481,7 +487,7 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
             self.overdue()
         }
         let finished = state.withLock { state in
-            state.timer = overdue
+            state.deadline = overdue
             return state.done
         }
         if finished {
@@ -528,12 +534,15 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
     }
 
     private func finish(_ result: Swift.Result<Result, any Error>) {
-        let (continuation, timer, abandoned) = state.withLock { state in
+        let (continuation, timer, deadline, abandoned) = state.withLock { state in
             defer { state.continuation = nil }
             state.done = true
-            return (state.continuation, state.timer, state.continuation == nil && state.phase == .leased)
+            return (
+                state.continuation, state.timer, state.deadline, state.continuation == nil && state.phase == .leased
+            )
         }
         timer?.cancel()
+        deadline?.cancel()
         continuation?.resume(with: result)
         if abandoned {
             settled?()
@@ -606,9 +615,7 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         if phase != .leased || cancelsOperation {
             work?.cancel()
         }
-        if phase != .leased {
-            timer?.cancel()
-        }
+        timer?.cancel()
         if interrupt {
             Task { await self.stopStatement() }
         }
