@@ -190,6 +190,20 @@ extension PostgresTests {
             }
         }
 
+        @Test func aStatementNameAnotherSessionPreparedIsNotAnOpaqueFailure() async throws {
+            // Behind a transaction-mode pooler without prepared-statement support, a server
+            // session can already hold a statement of the name the store prepares (42P05).
+            try await PostgresServer.withClient(configuration: PostgresServer.oneConnection()) { client in
+                let table = try await PostgresServer.scratchTable(client)
+                let load = #"SELECT value FROM "public"."\#(table.name)" WHERE key = $1::text"#
+                let name = "valuestore_\(fnv1a(load))_0"
+                try await PostgresServer.execute(client, "PREPARE \(unescaped: name) AS SELECT 1")
+                await #expect(throws: ValueStoreError.notFound) { try await table.store("k", as: Int.self).load() }
+                try await table.store("k", as: Int.self).save(3)
+                #expect(try await table.store("k", as: Int.self).load() == 3)
+            }
+        }
+
         @Test func aBusyPoolIsCalledBusyWithItsSizeAndItsListeners() async throws {
             var configuration = try PostgresServer.configuration()
             configuration.options.maximumConnections = 2
@@ -230,6 +244,16 @@ extension PostgresTests {
             }
         }
     }
+}
+
+/// FNV-1a over the UTF-8 bytes, as 16 hexadecimal digits: how the store names its statements.
+func fnv1a(_ text: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+        hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+    }
+    let digits = String(hash, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
 }
 
 /// How an operation that waited on a lock ended.
