@@ -30,7 +30,8 @@ public struct PostgresBatch: Sendable {
         do {
             changes.append((key, try JSONEncoder().encode(value)))
         } catch {
-            throw ValueStoreError(.encodingFailed, store: "PostgreSQL batch, key '\(key)'", underlyingError: error)
+            throw ValueStoreError(
+                .encodingFailed, store: "PostgreSQL batch, key \(PostgresKey.quoted(key))", underlyingError: error)
         }
     }
 

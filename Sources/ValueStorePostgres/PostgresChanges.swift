@@ -116,6 +116,11 @@ final class PostgresChanges: Sendable {
         listeners.withLock { $0[Target(client: ObjectIdentifier(client), table: table)] != nil }
     }
 
+    /// How many tables of `client` this process listens to, each holding one connection.
+    func listenerCount(client: PostgresClient) -> Int {
+        listeners.withLock { $0.keys.count { $0.client == ObjectIdentifier(client) } }
+    }
+
     /// How many times the listener of `table` started listening; tests wait on it.
     func listenCount(client: PostgresClient, table: PostgresTableName) -> Int {
         let listener = listeners.withLock { $0[Target(client: ObjectIdentifier(client), table: table)] }

@@ -62,7 +62,8 @@ extension ValueStoreError {
                     .invalidConfiguration, store: store,
                     reason:
                         "the table '\(table.name)' does not have the columns a value table needs "
-                        + "(key text, value bytea, version bigint); createIfNeeded() makes them",
+                        + "(key text, value bytea, version bigint, token uuid); createIfNeeded() makes them, "
+                        + "and upgrades a table an earlier release made",
                     underlyingError: failure)
             case "54000":
                 self.init(
@@ -72,7 +73,15 @@ extension ValueStoreError {
                     underlyingError: failure)
             case "25006":
                 self.init(
-                    .unavailable, store: store, reason: "the server is a read-only standby",
+                    .unavailable, store: store,
+                    reason:
+                        "the server refused to write in a read-only transaction (a standby, or a role or "
+                        + "database with default_transaction_read_only)",
+                    underlyingError: failure)
+            case "42501":
+                self.init(
+                    .invalidConfiguration, store: store,
+                    reason: "the role lacks a privilege the table needs: \(failure.message)",
                     underlyingError: failure)
             case _ where state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300":
                 // Connection exceptions, an administrator or crash shutdown, too many connections:

@@ -13,72 +13,99 @@ import ValueStore
 extension PostgresValueTable {
     func load(_ key: String) async throws -> Data {
         let store = label(key)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
         let statement: PostgresQuery = "SELECT value FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
-        let value: Data? = try await connected(step: .read, store: store) { connection in
+        let value: Data?? = try await connected(step: .read, store: store) { connection in
             let rows = try await PostgresPreparedQuery.run(statement, on: connection)
-            var value: Data?
+            var value: Data??
             for try await row in rows {
-                value = try row.decode(Data.self)
+                value = .some(try row.decode(Data?.self))
             }
             return value
         }
         guard let value else { throw ValueStoreError(.notFound, store: store) }
+        guard let value else { throw Self.nullValue(store: store) }
         return value
+    }
+
+    /// The error for a row whose value is NULL, which no store of the table writes.
+    static func nullValue(store: String) -> ValueStoreError {
+        ValueStoreError(
+            .corrupted, store: store,
+            reason:
+                "the row's value is NULL, which no store writes; another program wrote it (the column should be NOT NULL)"
+        )
     }
 
     func save(_ value: Data, for key: String) async throws {
         let store = label(key)
-        try OpenPostgresUpdate.refuseWrite(to: turn(key), store: store)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
+        try OpenPostgresUpdate.refuseWrite(to: turn(key, in: table), store: store)
         let identifier = PostgresKey.identifier(key)
         let statement: PostgresQuery = """
-            INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version)
-            SELECT \(key)::text, \(ByteBuffer(bytes: value))::bytea, 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
-            ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1, updated_at = now()
+            INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version, token)
+            SELECT \(key)::text, \(ByteBuffer(bytes: value))::bytea, 1, gen_random_uuid() WHERE \(unescaped: Self.durable) IS NOT NULL
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1, token = excluded.token, updated_at = now()
             RETURNING pg_notify(\(table.channel)::text, stored.version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
             """
-        try await write(statement, store: store, keys: [identifier])
+        try await write(statement, table: table, store: store, keys: [identifier])
     }
 
     func remove(_ key: String) async throws {
         let store = label(key)
-        try OpenPostgresUpdate.refuseWrite(to: turn(key), store: store)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
+        try OpenPostgresUpdate.refuseWrite(to: turn(key, in: table), store: store)
         let identifier = PostgresKey.identifier(key)
         let statement: PostgresQuery = """
             DELETE FROM \(unescaped: table.quoted)
-            WHERE key = \(key)::text AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+            WHERE key = \(key)::text AND \(unescaped: Self.durable) IS NOT NULL
             RETURNING pg_notify(\(table.channel)::text, (version + 1) || ' ' || \(writer)::text || ' ' || \(identifier)::text)
             """
-        try await write(statement, store: store, keys: [identifier])
+        try await write(statement, table: table, store: store, keys: [identifier])
     }
 
-    /// Reads the value and its version, runs `body` with nothing locked on the server and no
-    /// transaction open, and writes only if the version is still the one read; otherwise it
-    /// starts again. Updates of the key in this process take turns (``PostgresUpdateTurns``).
+    /// Reads the value and its token, runs `body` with nothing locked on the server and no
+    /// transaction open, and writes only if the row is still the one read; otherwise it starts
+    /// again. Updates of the key in this process take turns (``PostgresUpdateTurns``).
+    ///
+    /// Every write gives the row a new random token, so a row removed and saved again, or written
+    /// by a promoted standby that reused a version, never passes for the one the body read. The
+    /// version is checked too, for writers of the first release, which keep the token.
     func update(
         _ key: String,
         _ body: (_ value: inout Data?) async throws -> Void
     ) async throws -> Data? {
         let store = label(key)
-        return try await PostgresUpdateTurns.shared.taking(turn(key), store: store) {
-            try await updateInTurn(key, store: store, body)
+        try PostgresKey.validate(key, store: store)
+        let table = try await resolvedTable()
+        return try await PostgresUpdateTurns.shared.taking(turn(key, in: table), store: store) {
+            try await updateInTurn(key, table: table, store: store, body)
         }
     }
 
     private func updateInTurn(
         _ key: String,
+        table: PostgresTableName,
         store: String,
         _ body: (_ value: inout Data?) async throws -> Void
     ) async throws -> Data? {
         let identifier = PostgresKey.identifier(key)
-        let read: PostgresQuery = "SELECT value, version FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
+        let read: PostgresQuery =
+            "SELECT value, version, token FROM \(unescaped: table.quoted) WHERE key = \(key)::text"
         while true {
-            let current: (value: Data, version: Int64)? = try await connected(step: .read, store: store) {
+            let current: (value: Data?, version: Int64, token: UUID)? = try await connected(step: .read, store: store) {
                 connection in
-                var current: (Data, Int64)?
+                var current: (Data?, Int64, UUID)?
                 for try await row in try await PostgresPreparedQuery.run(read, on: connection) {
-                    current = try row.decode((Data, Int64).self)
+                    current = try row.decode((Data?, Int64, UUID).self)
                 }
                 return current
+            }
+            if let current, current.value == nil {
+                throw Self.nullValue(store: store)
             }
             var value = current?.value
             try await body(&value)
@@ -90,26 +117,29 @@ extension PostgresValueTable {
                 return nil
             case (nil, let new?):
                 statement = """
-                    INSERT INTO \(unescaped: table.quoted) (key, value, version)
-                    SELECT \(key)::text, \(ByteBuffer(bytes: new))::bytea, 1 WHERE set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    INSERT INTO \(unescaped: table.quoted) (key, value, version, token)
+                    SELECT \(key)::text, \(ByteBuffer(bytes: new))::bytea, 1, gen_random_uuid() WHERE \(unescaped: Self.durable) IS NOT NULL
                     ON CONFLICT (key) DO NOTHING
                     RETURNING pg_notify(\(table.channel)::text, version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             case (let old?, nil):
                 statement = """
                     DELETE FROM \(unescaped: table.quoted)
-                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND token = \(old.token)::uuid
+                        AND \(unescaped: Self.durable) IS NOT NULL
                     RETURNING pg_notify(\(table.channel)::text, (version + 1) || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             case (let old?, let new?):
                 statement = """
-                    UPDATE \(unescaped: table.quoted) SET value = \(ByteBuffer(bytes: new))::bytea, version = version + 1, updated_at = now()
-                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND set_config('synchronous_commit', 'on', true) IS NOT NULL
+                    UPDATE \(unescaped: table.quoted)
+                    SET value = \(ByteBuffer(bytes: new))::bytea, version = version + 1, token = gen_random_uuid(), updated_at = now()
+                    WHERE key = \(key)::text AND version = \(old.version)::int8 AND token = \(old.token)::uuid
+                        AND \(unescaped: Self.durable) IS NOT NULL
                     RETURNING pg_notify(\(table.channel)::text, version || ' ' || \(writer)::text || ' ' || \(identifier)::text)
                     """
             }
             do {
-                if try await write(statement, store: store, keys: [identifier]) {
+                if try await write(statement, table: table, store: store, keys: [identifier]) {
                     return value
                 }
                 // Another writer changed the row since it was read: read it again.
@@ -121,18 +151,24 @@ extension PostgresValueTable {
     }
 
     /// What identifies `key`'s updates and writes among this process's, for
-    /// ``PostgresUpdateTurns``: the client, the table and the key.
-    func turn(_ key: String) -> String {
+    /// ``PostgresUpdateTurns``: the client, the resolved table and the key.
+    func turn(_ key: String, in table: PostgresTableName) -> String {
         "\(writer)\u{0}\(table.name)\u{0}\(key)"
     }
 
     /// Runs a write statement and signals this process's streams of `keys`; returns whether it
     /// changed a row.
     @discardableResult
-    func write(_ statement: PostgresQuery, store: String, keys: [String]) async throws -> Bool {
+    func write(_ statement: PostgresQuery, table: PostgresTableName, store: String, keys: [String]) async throws
+        -> Bool
+    {
         let changed: Bool
         do {
-            changed = try await connected(step: .write, store: store) { connection in
+            let client = client
+            let settled: @Sendable () -> Void = {
+                PostgresChanges.shared.didWrite(client: client, table: table, keys: keys)
+            }
+            changed = try await connected(step: .write, store: store, settled: settled) { connection in
                 var changed = false
                 for try await _ in try await PostgresPreparedQuery.run(statement, on: connection) {
                     changed = true
@@ -151,25 +187,82 @@ extension PostgresValueTable {
     }
 
     /// Borrows a connection, waiting at most ``connectTimeout`` for it, and runs `operation` on
-    /// it, classifying every failure as a ``/ValueStore/ValueStoreError``.
+    /// it within ``operationTimeout``, classifying every failure as a
+    /// ``/ValueStore/ValueStoreError``.
     ///
     /// The wait is bounded here, not by the pool, which keeps a request queued while it retries
     /// connecting (for up to a minute) and may not let go of it when cancelled. The lease runs in
     /// a task of its own; once the wait is over, a connection that arrives later runs nothing.
+    ///
+    /// Cancelling returns at once: `CancellationError` while waiting for a connection or reading,
+    /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` once a write has a connection (it is sent
+    /// then, and may commit). Cancelling, or running past ``operationTimeout``, also asks the
+    /// server to cancel the statement (`pg_cancel_backend`, through another connection), and
+    /// closes the connection if the statement has not ended a second later. An operation whose
+    /// caller stopped waiting is left to end on the server, and `settled` runs once it has, so a
+    /// write's observers hear of it again then.
+    ///
+    /// A read whose connection turns out to be lost (a pooled connection the server or the
+    /// network dropped, or one closed here because it went silent) is tried again, up to twice.
     func connected<Result: Sendable>(
         step: PostgresStep,
         store: String,
+        settled: (@Sendable () -> Void)? = nil,
+        _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        var tries = 0
+        while true {
+            tries += 1
+            do {
+                return try await connectedOnce(step: step, store: store, settled: settled, operation)
+            } catch let error as LostConnection {
+                // The pool may lend the connection just closed once more before it notices.
+                guard tries < 3, !Task.isCancelled else {
+                    guard error.underlying is PSQLError else {
+                        throw ValueStoreError(
+                            .unavailable, store: store,
+                            reason:
+                                "the server did not answer within \(operationTimeout) (operationTimeout) on "
+                                + "\(tries) connections, each closed after it",
+                            underlyingError: PostgresFailure(
+                                sqlState: nil, message: "no answer within \(operationTimeout)"))
+                    }
+                    throw ValueStoreError(postgres: error.underlying, step: step, table: table, store: store)
+                }
+            }
+        }
+    }
+
+    /// One attempt of ``connected(step:store:settled:_:)``; a read that lost its connection
+    /// throws ``LostConnection``.
+    private func connectedOnce<Result: Sendable>(
+        step: PostgresStep,
+        store: String,
+        settled: (@Sendable () -> Void)?,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let client = client
         let timeout = connectTimeout
-        let attempt = LeaseAttempt<Result>()
+        let bound = operationTimeout
+        let attempt = LeaseAttempt<Result>(cancelsOperation: step == .read, settled: settled)
+        let leases = PostgresLeases.shared
+        let table = self
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     attempt.start(continuation: continuation) {
                         try await client.withConnection { connection in
-                            guard attempt.leased() else { throw LeaseTimeout() }
+                            guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
+                            leases.add(1, for: client)
+                            defer { leases.add(-1, for: client) }
+                            let backend: Int32
+                            do {
+                                backend = try await PostgresBackends.shared.pid(of: connection)
+                            } catch {
+                                // Nothing was sent yet, whatever the step.
+                                throw NotSent(underlying: error)
+                            }
+                            attempt.interrupt = { await table.cancelOnServer(backend, store: store) }
                             return try await operation(connection)
                         }
                     } timer: {
@@ -182,10 +275,57 @@ extension PostgresValueTable {
         } catch is LeaseTimeout {
             throw ValueStoreError(
                 .unavailable, store: store,
-                reason: "could not connect to the server within \(timeout)",
+                reason: busyReason(timeout: timeout),
                 underlyingError: PostgresFailure(sqlState: nil, message: "no connection within \(timeout)"))
+        } catch is LeaseCancelled where step == .write {
+            throw Self.cancelledAfterSending(store: store)
+        } catch is LeaseCancelled {
+            throw CancellationError()
+        } catch  where step == .read && attempt.wasOverdue {
+            // The statement was stopped: cancelled on the server, or its connection closed when
+            // it did not end, which is a dead connection: try another.
+            let underlying = (error as? NotSent)?.underlying ?? error
+            if let lost = underlying as? PSQLError, lost.isLostConnection || lost.code == .clientClosedConnection {
+                throw LostConnection(underlying: lost)
+            }
+            if underlying is LeaseOverdue {
+                throw LostConnection(underlying: underlying)
+            }
+            throw ValueStoreError(
+                .unavailable, store: store,
+                reason: "the server did not answer within \(bound) (operationTimeout); the statement was cancelled",
+                underlyingError: PostgresFailure(sqlState: nil, message: "no answer within \(bound)"))
+        } catch is LeaseOverdue {
+            let failure = PostgresFailure(sqlState: nil, message: "no answer within \(bound)")
+            switch step {
+            case .read:
+                throw ValueStoreError(
+                    .unavailable, store: store,
+                    reason:
+                        "the server did not answer within \(bound) (operationTimeout); the statement was cancelled",
+                    underlyingError: failure)
+            case .write:
+                throw ValueStoreError(
+                    .outcomeUnknown, store: store,
+                    reason:
+                        "the server did not answer within \(bound) (operationTimeout) after the write was sent; "
+                        + "the statement was cancelled, but may have committed first: load to see whether it happened",
+                    underlyingError: failure)
+            }
+        } catch is CancellationError where step == .write && attempt.wasLeased {
+            throw Self.cancelledAfterSending(store: store)
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as NotSent {
+            if let lost = error.underlying as? PSQLError, lost.isLostConnection || lost.code == .clientClosedConnection
+            {
+                throw LostConnection(underlying: lost)
+            }
+            throw ValueStoreError(postgres: error.underlying, step: .read, table: self.table, store: store)
+        } catch let error as PSQLError
+            where step == .read && (error.isLostConnection || error.code == .clientClosedConnection)
+        {
+            throw LostConnection(underlying: error)
         } catch  where !attempt.wasLeased && !(error is PSQLError) {
             // The pool's own errors: cancelled while waiting, shut down, or failing to connect.
             if Task.isCancelled {
@@ -196,13 +336,52 @@ extension PostgresValueTable {
                 reason: "could not get a connection from the PostgresClient (is it running?)",
                 underlyingError: PostgresFailure(sqlState: nil, message: "\(error)"))
         } catch {
-            throw ValueStoreError(postgres: error, step: step, table: table, store: store)
+            throw ValueStoreError(postgres: error, step: step, table: self.table, store: store)
         }
     }
 
+    /// Asks the server to cancel what process `backend` runs, through another connection.
+    private func cancelOnServer(_ backend: Int32, store: String) async {
+        _ = try? await connectedOnce(step: .read, store: store, settled: nil) { other in
+            let cancel: PostgresQuery = "SELECT pg_cancel_backend(\(backend))"
+            for try await _ in try await other.query(cancel, logger: Self.logger) {}
+        }
+    }
+
+    /// A write cancelled once it had a connection: it was sent, and may commit.
+    private static func cancelledAfterSending(store: String) -> ValueStoreError {
+        ValueStoreError(
+            .outcomeUnknown, store: store,
+            reason: "the task was cancelled after the write was sent; load to see whether it happened",
+            underlyingError: PostgresFailure(sqlState: nil, message: "cancelled after the write was sent"))
+    }
+
+    /// Why no connection came within `timeout`: the pool's connections were all in use (saying
+    /// how many, and how many listening connections hold), or the server could not be reached.
+    private func busyReason(timeout: Duration) -> String {
+        let listening = PostgresChanges.shared.listenerCount(client: client)
+        let working = PostgresLeases.shared.count(for: client)
+        // postgres-nio does not publish the client's configuration; its pool keeps the limit in an
+        // immutable property, read here by reflection (nil if a release moves it).
+        let maximum =
+            Mirror(reflecting: client).descendant("pool", "configuration", "maximumConnectionHardLimit") as? Int
+        if let maximum, working + listening >= maximum {
+            return
+                "the PostgresClient's pool is busy: all \(maximum) of its connections (maximumConnections) were in use "
+                + "for \(timeout), \(listening) held by listening connections (one per observed table) and "
+                + "\(working) by value-table operations; raise maximumConnections or observe fewer tables"
+        }
+        let size = maximum.map { "maximumConnections \($0)" } ?? "maximumConnections"
+        return
+            "no connection within \(timeout): the PostgresClient's pool is busy (\(size), \(listening) held by "
+            + "listening connections, \(working) by value-table operations, the rest by the app's own work) "
+            + "or cannot reach the server"
+    }
+
     /// What a key's store is called in errors: `PostgreSQL table 'app_values', key 'flags'`.
+    /// A key over 200 bytes is quoted by its first 100 bytes, its length and its hash.
     func label(_ key: String) -> String {
-        "\(label), key '\(key)'"
+        "\(label), key \(PostgresKey.quoted(key))"
     }
 }
 
@@ -222,11 +401,35 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         var phase = Phase.waiting
         var continuation: CheckedContinuation<Result, any Error>?
         var work: Task<Void, Never>?
+        /// Waits ``PostgresValueTable/connectTimeout`` for a connection.
         var timer: Task<Void, Never>?
+        /// Waits ``PostgresValueTable/operationTimeout`` once the connection came.
+        var deadline: Task<Void, Never>?
         var cancelled = false
+        /// The connection the operation runs on.
+        var connection: PostgresConnection?
+        /// Cancels the statement on the server; set once the connection's backend is known.
+        var interrupt: (@Sendable () async -> Void)?
+        /// Whether the operation ran past its deadline.
+        var overdue = false
+        /// Whether the caller stopped waiting while the operation ran, so the statement is to be
+        /// stopped as soon as it can be.
+        var interrupting = false
+        var done = false
     }
 
     private let state = Mutex(State())
+    private let cancelsOperation: Bool
+    private let settled: (@Sendable () -> Void)?
+
+    /// - Parameters:
+    ///   - cancelsOperation: Whether the caller's cancellation cancels a running operation (a
+    ///     read), or leaves it to finish on the server (a write, which may commit).
+    ///   - settled: Called when an operation finishes after its caller stopped waiting.
+    init(cancelsOperation: Bool, settled: (@Sendable () -> Void)?) {
+        self.cancelsOperation = cancelsOperation
+        self.settled = settled
+    }
 
     /// Starts the lease and the timer; the first to finish resumes `continuation`.
     func start(
@@ -251,23 +454,78 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
             }
             self.expire()
         }
-        let cancelled = state.withLock { state in
+        let (cancelled, leased) = state.withLock { state in
             state.work = work
             state.timer = clock
-            return state.cancelled
+            return (state.cancelled, state.phase != .waiting)
+        }
+        if leased {
+            clock.cancel()  // the connection came before the clock was stored
         }
         if cancelled {
             cancel()
         }
     }
 
-    /// Called with the connection: whether the operation may still run.
-    func leased() -> Bool {
-        state.withLock { state in
-            guard state.phase == .waiting else { return false }
+    /// Called with the connection: whether the operation may still run. From now on the
+    /// operation has `deadline` to end.
+    func leased(_ connection: PostgresConnection, deadline: Duration) -> Bool {
+        let connectTimer: Task<Void, Never>?? = state.withLock { state in
+            guard state.phase == .waiting else { return nil }
             state.phase = .leased
-            return true
+            state.connection = connection
+            return .some(state.timer)
         }
+        guard let connectTimer else { return false }
+        connectTimer?.cancel()
+        let overdue = Task {
+            do {
+                try await Task.sleep(for: deadline)
+            } catch {
+                return  // the operation ended first
+            }
+            self.overdue()
+        }
+        let finished = state.withLock { state in
+            state.deadline = overdue
+            return state.done
+        }
+        if finished {
+            overdue.cancel()
+        }
+        return true
+    }
+
+    /// How to cancel the statement on the server; runs at once if the caller already stopped
+    /// waiting.
+    var interrupt: (@Sendable () async -> Void)? {
+        get { state.withLock { $0.interrupt } }
+        set {
+            let now = state.withLock { state in
+                state.interrupt = newValue
+                return state.interrupting && !state.done
+            }
+            if now, let newValue {
+                Task { await newValue() }
+            }
+        }
+    }
+
+    /// Whether the operation ran past its deadline.
+    var wasOverdue: Bool {
+        state.withLock { $0.overdue }
+    }
+
+    /// Stops the statement: cancels it on the server if its backend is known, and closes its
+    /// connection if it has not ended a second later (the connection may be dead, and the
+    /// cancel never reach it).
+    private func stopStatement() async {
+        let (interrupt, done) = state.withLock { ($0.interrupt, $0.done) }
+        guard !done else { return }
+        await interrupt?()
+        try? await Task.sleep(for: .seconds(1))
+        let connection = state.withLock { $0.done ? nil : $0.connection }
+        try? await connection?.close()
     }
 
     /// Whether a connection arrived in time.
@@ -276,12 +534,19 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
     }
 
     private func finish(_ result: Swift.Result<Result, any Error>) {
-        let (continuation, timer) = state.withLock { state in
+        let (continuation, timer, deadline, abandoned) = state.withLock { state in
             defer { state.continuation = nil }
-            return (state.continuation, state.timer)
+            state.done = true
+            return (
+                state.continuation, state.timer, state.deadline, state.continuation == nil && state.phase == .leased
+            )
         }
         timer?.cancel()
+        deadline?.cancel()
         continuation?.resume(with: result)
+        if abandoned {
+            settled?()
+        }
     }
 
     private func expire() {
@@ -296,21 +561,140 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         continuation?.resume(throwing: LeaseTimeout())
     }
 
-    /// The caller was cancelled: stop waiting, and cancel the operation if it runs.
+    /// The operation ran past its deadline: the caller hears at once, and the statement is
+    /// stopped.
+    ///
+    /// A read's caller hears how the stopped statement ended (so a dead connection, closed
+    /// here, can be told from a statement the server cancelled), or `LeaseOverdue` if it does
+    /// not end a second after its connection was closed.
+    private func overdue() {
+        let overdue: CheckedContinuation<Result, any Error>? = state.withLock { state in
+            guard state.phase == .leased, let continuation = state.continuation else { return nil }
+            state.interrupting = true
+            state.overdue = true
+            if cancelsOperation {
+                return nil
+            }
+            state.continuation = nil
+            return continuation
+        }
+        overdue?.resume(throwing: LeaseOverdue())
+        guard state.withLock({ $0.overdue }) else { return }
+        Task {
+            await self.stopStatement()
+            guard self.cancelsOperation else { return }
+            try? await Task.sleep(for: .seconds(1))
+            let continuation = self.state.withLock { state in
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(throwing: LeaseOverdue())
+        }
+    }
+
+    /// The caller was cancelled: it hears at once (`CancellationError` while waiting,
+    /// `LeaseCancelled` once a connection runs the operation), and the operation is cancelled.
     func cancel() {
-        let (work, timer) = state.withLock { state in
+        let (work, timer, continuation, phase, interrupt) = state.withLock { state in
             state.cancelled = true
-            return (state.work, state.timer)
-        }
-        work?.cancel()
-        timer?.cancel()
-        let waiting: CheckedContinuation<Result, any Error>? = state.withLock { state in
-            guard state.phase == .waiting else { return nil }
-            state.phase = .over
+            let phase = state.phase
+            if phase == .waiting {
+                state.phase = .over
+            }
+            let interrupting = phase == .leased && state.continuation != nil && !state.done
+            if interrupting {
+                state.interrupting = true
+            }
             defer { state.continuation = nil }
-            return state.continuation
+            return (state.work, state.timer, state.continuation, phase, interrupting)
         }
-        waiting?.resume(throwing: CancellationError())
+        switch phase {
+        case .waiting, .over: continuation?.resume(throwing: CancellationError())
+        case .leased: continuation?.resume(throwing: LeaseCancelled())
+        }
+        if phase != .leased || cancelsOperation {
+            work?.cancel()
+        }
+        timer?.cancel()
+        if interrupt {
+            Task { await self.stopStatement() }
+        }
+    }
+}
+
+/// The caller was cancelled while its operation ran on a connection.
+private struct LeaseCancelled: Error {}
+
+/// The operation ran past ``PostgresValueTable/operationTimeout``.
+private struct LeaseOverdue: Error {}
+
+/// A failure before the operation sent anything.
+private struct NotSent: Error {
+    var underlying: any Error
+}
+
+/// A read's connection was lost: it may be tried on another.
+struct LostConnection: Error {
+    /// postgres-nio's error, or `LeaseOverdue` for a connection that went silent.
+    var underlying: any Error
+}
+
+extension PSQLError {
+    /// The connection broke: closed by the server, reset, or failed.
+    var isLostConnection: Bool {
+        switch code {
+        case .serverClosedConnection, .connectionError, .uncleanShutdown: true
+        default: false
+        }
+    }
+}
+
+/// Each connection's server process, for `pg_cancel_backend`: asked once per connection.
+final class PostgresBackends: Sendable {
+    static let shared = PostgresBackends()
+
+    private struct Entry {
+        weak var connection: PostgresConnection?
+        let pid: Int32
+    }
+
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    func pid(of connection: PostgresConnection) async throws -> Int32 {
+        let id = ObjectIdentifier(connection)
+        if let pid = entries.withLock({ $0[id].flatMap { $0.connection === connection ? $0.pid : nil } }) {
+            return pid
+        }
+        var pid: Int32 = 0
+        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: PostgresValueTable.logger) {
+            pid = try row.decode(Int32.self)
+        }
+        entries.withLock { entries in
+            if entries.count >= 64 {
+                entries = entries.filter { $0.value.connection != nil }
+            }
+            entries[id] = Entry(connection: connection, pid: pid)
+        }
+        return pid
+    }
+}
+
+/// How many connections value-table operations hold, by client: what a busy pool's error says.
+final class PostgresLeases: Sendable {
+    static let shared = PostgresLeases()
+
+    private let counts = Mutex<[ObjectIdentifier: Int]>([:])
+
+    func add(_ delta: Int, for client: PostgresClient) {
+        counts.withLock { counts in
+            let id = ObjectIdentifier(client)
+            let count = counts[id, default: 0] + delta
+            counts[id] = count == 0 ? nil : count
+        }
+    }
+
+    func count(for client: PostgresClient) -> Int {
+        counts.withLock { $0[ObjectIdentifier(client)] ?? 0 }
     }
 }
 

@@ -14,15 +14,16 @@ public import ValueStore
 /// let profiles = table.store(as: Profile.self)          // ValueStore<String, Profile>: the environment is the key
 /// ```
 ///
-/// The table has four columns: `key text PRIMARY KEY`, `value bytea NOT NULL`,
-/// `version bigint NOT NULL` (1 on insert, one more on each write) and
-/// `updated_at timestamptz NOT NULL`.
+/// The table has five columns: `key text PRIMARY KEY`, `value bytea NOT NULL`,
+/// `version bigint NOT NULL` (1 on insert, one more on each write),
+/// `updated_at timestamptz NOT NULL` and `token uuid NOT NULL` (random, new on every write).
 ///
 /// - **Durable:** a save returns once the server committed it with `synchronous_commit = on`,
 ///   whatever the server's default.
-/// - **Atomic update:** ``/ValueStore/ValueStore/update`` reads the row and its version, runs the body with
-///   no lock and no transaction open on the server, and writes only if the version is unchanged;
-///   otherwise it reads again and runs the body again. Updates of one key in one process take
+/// - **Atomic update:** ``/ValueStore/ValueStore/update`` reads the row and its token, runs the body with
+///   no lock and no transaction open on the server, and writes only if the row is still the one
+///   it read (a token that never repeats for a key, across removes and failovers); otherwise it
+///   reads again and runs the body again. Updates of one key in one process take
 ///   turns, so they never make each other start over, and a write to that key from inside the
 ///   body throws ``/ValueStore/ValueStoreError/Code/nestedWrite``.
 /// - **Observed across machines:** each write sends a notification in the same statement, so it
@@ -55,6 +56,19 @@ public struct PostgresValueTable: Sendable {
     /// ```
     public var connectTimeout: Duration = .seconds(10)
 
+    /// How long a statement may run once it has a connection; by default 30 seconds.
+    ///
+    /// ```swift
+    /// var table = try PostgresValueTable(client: client)
+    /// table.operationTimeout = .seconds(5)
+    /// ```
+    ///
+    /// Past it, the operation throws (``/ValueStore/ValueStoreError/Code/unavailable`` for a read,
+    /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` for a write, which may have committed),
+    /// the server is asked to cancel the statement, and a connection whose statement does not end
+    /// a second later is closed. `update`'s body is not counted: it runs between statements.
+    public var operationTimeout: Duration = .seconds(30)
+
     let table: PostgresTableName
     let writer: String
 
@@ -78,35 +92,167 @@ public struct PostgresValueTable: Sendable {
     /// What the table is, for error messages: `PostgreSQL table 'app_values'`.
     public var label: String { "PostgreSQL table '\(table.name)'" }
 
-    /// Creates the table when it does not exist; safe to call from many processes at once.
+    /// Creates the table when it does not exist, and upgrades a table an earlier release made;
+    /// safe to call from many processes at once.
     ///
     /// ```swift
     /// try await table.createIfNeeded()
     /// ```
     ///
-    /// A table that exists is left as it is. A schema-qualified name needs its schema to exist.
+    /// A table that exists keeps its rows. One the first release made gains the `token` column
+    /// (filled for every row), which the server does under a lock on the table. Then the table's
+    /// shape is checked, and its schema resolved once for this process, so every spelling of the
+    /// name (`app_values` through the `search_path`, `public.app_values`) is one table with one
+    /// channel. A schema-qualified name needs its schema to exist; the server needs PostgreSQL 13 or
+    /// later (`gen_random_uuid()`).
     ///
-    /// - Throws: ``/ValueStore/ValueStoreError/Code/unavailable`` when the server cannot be reached, or the
-    ///   server's refusal (such as a missing schema or privilege).
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/unavailable`` when the server cannot be reached;
+    ///   ``/ValueStore/ValueStoreError/Code/invalidConfiguration`` naming the column when a table of
+    ///   that name has another shape, when the role lacks a privilege (SQLSTATE `42501`), or when
+    ///   the schema is missing.
     public func createIfNeeded() async throws {
-        let statement = PostgresQuery(
+        // Every process making or upgrading this table takes turns on one advisory lock.
+        let lock = Int64(bitPattern: UInt64(PostgresKey.hash("valuestore:create:\(table.relation)"), radix: 16)!)
+        let create = PostgresQuery(
             unsafeSQL: """
-                CREATE TABLE IF NOT EXISTS \(table.quoted) (
-                    key text PRIMARY KEY,
-                    value bytea NOT NULL,
-                    version bigint NOT NULL,
-                    updated_at timestamptz NOT NULL DEFAULT now()
-                )
+                DO $valuestore$
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(\(lock));
+                    IF to_regclass('\(table.quoted)') IS NULL THEN
+                        CREATE TABLE IF NOT EXISTS \(table.quoted) (
+                            key text PRIMARY KEY,
+                            value bytea NOT NULL,
+                            version bigint NOT NULL,
+                            updated_at timestamptz NOT NULL DEFAULT now(),
+                            token uuid NOT NULL DEFAULT gen_random_uuid()
+                        );
+                    END IF;
+                END
+                $valuestore$
                 """)
         do {
-            try await connected(step: .read, store: label) { connection in
-                for try await _ in try await connection.query(statement, logger: Self.logger) {}
-            }
+            try await run(create)
         } catch let error as ValueStoreError
             where ["23505", "42P07"].contains((error.underlyingError as? PostgresFailure)?.sqlState)
         {
-            // Another process created it at the same moment: its CREATE committed first.
+            // A process of the first release created it at the same moment, without the lock:
+            // its CREATE committed first.
         }
+        var found = try await resolve()
+        if !found.hasToken {
+            // Made by the first release, and of the right shape otherwise: add the token. The
+            // server fills it for every row, and for rows that processes of the first release
+            // insert later.
+            try await run(
+                PostgresQuery(
+                    unsafeSQL: """
+                        DO $valuestore$
+                        BEGIN
+                            PERFORM pg_advisory_xact_lock(\(lock));
+                            IF NOT EXISTS (
+                                SELECT FROM pg_attribute
+                                WHERE attrelid = '\(table.quoted)'::regclass AND attname = 'token' AND NOT attisdropped
+                            ) THEN
+                                ALTER TABLE \(table.quoted) ADD COLUMN token uuid NOT NULL DEFAULT gen_random_uuid();
+                            END IF;
+                        END
+                        $valuestore$
+                        """))
+            found = try await resolve()
+        }
+        PostgresResolvedTables.remember(found.table, for: spelling, client: client)
+    }
+
+    /// Runs a statement that returns nothing, unprepared.
+    private func run(_ statement: PostgresQuery) async throws {
+        try await connected(step: .read, store: label) { connection in
+            for try await _ in try await connection.query(statement, logger: Self.logger) {}
+        }
+    }
+
+    /// How this process knows the table's name: the client and the folded, quoted name.
+    var spelling: PostgresResolvedTables.Spelling {
+        PostgresResolvedTables.Spelling(client: ObjectIdentifier(client), name: table.quoted)
+    }
+
+    /// The table the server finds for the name, looked up once per process and spelling: its
+    /// statements, channel and update turns use this name.
+    func resolvedTable() async throws -> PostgresTableName {
+        if let known = PostgresResolvedTables.lookUp(spelling, client: client) {
+            return known
+        }
+        let found = try await resolve()
+        guard found.hasToken else {
+            throw ValueStoreError(
+                .invalidConfiguration, store: label,
+                reason:
+                    "the table '\(table.name)' was made by an earlier release and has no column 'token'; "
+                    + "call createIfNeeded() to upgrade it")
+        }
+        PostgresResolvedTables.remember(found.table, for: spelling, client: client)
+        return found.table
+    }
+
+    /// Looks the table up on the server and checks its shape: whether it has the `token` column
+    /// that tables of the first release lack.
+    private func resolve() async throws -> (table: PostgresTableName, hasToken: Bool) {
+        let query: PostgresQuery = """
+            SELECT n.nspname::text, c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod),
+                EXISTS (
+                    SELECT FROM pg_index i
+                    WHERE i.indrelid = c.oid AND i.indisunique AND i.indnatts = 1 AND i.indkey[0] = a.attnum
+                )
+            FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+            WHERE c.oid = to_regclass(\(table.quoted)::text)
+            """
+        let rows = try await connected(step: .read, store: label) { connection in
+            var rows: [(schema: String, table: String, column: String, type: String, unique: Bool)] = []
+            for try await row in try await connection.query(query, logger: Self.logger) {
+                rows.append(try row.decode((String, String, String, String, Bool).self))
+            }
+            return rows
+        }
+        guard let first = rows.first else {
+            throw ValueStoreError(
+                .invalidConfiguration, store: label,
+                reason: "the table '\(table.name)' does not exist; call createIfNeeded() first",
+                underlyingError: PostgresFailure(sqlState: "42P01", message: "relation \(table.quoted) does not exist"))
+        }
+        let schema = first.schema
+        if PostgresTableName.systemSchemas.contains(schema) || schema.hasPrefix("pg_toast") {
+            throw ValueStoreError(
+                .invalidConfiguration, store: label,
+                reason:
+                    "the table '\(table.name)' is in the server's own schema '\(schema)'; put it in a schema of the app's"
+            )
+        }
+        let columns = Dictionary(rows.map { ($0.column, $0) }, uniquingKeysWith: { first, _ in first })
+        func refuse(_ reason: String) -> ValueStoreError {
+            ValueStoreError(
+                .invalidConfiguration, store: label,
+                reason: "the table '\(table.name)' is not a value table: \(reason)")
+        }
+        let expected = [
+            ("key", ["text", "character varying"]), ("value", ["bytea"]), ("version", ["bigint"]),
+            ("updated_at", ["timestamp with time zone", "timestamp without time zone"]),
+        ]
+        for (column, types) in expected {
+            guard let found = columns[column] else {
+                throw refuse("it has no column '\(column)' (\(types[0]))")
+            }
+            guard types.contains(where: { found.type.hasPrefix($0) }) else {
+                throw refuse("the column '\(column)' is \(found.type), not \(types[0])")
+            }
+        }
+        guard columns["key"]!.unique else {
+            throw refuse("the column 'key' is not its primary key")
+        }
+        if let token = columns["token"], token.type != "uuid" {
+            throw refuse("the column 'token' is \(token.type), not uuid")
+        }
+        return (PostgresTableName.resolved(schema: schema, table: first.table), columns["token"] != nil)
     }
 
     /// A store of one key's value, encoded as JSON.
@@ -186,13 +332,17 @@ public struct PostgresValueTable: Sendable {
         guard !order.isEmpty else { return }
         let keys = order
         for key in keys {
-            try OpenPostgresUpdate.refuseWrite(to: turn(key), store: label(key))
+            try PostgresKey.validate(key, store: label(key))
+        }
+        let table = try await resolvedTable()
+        for key in keys {
+            try OpenPostgresUpdate.refuseWrite(to: turn(key, in: table), store: label(key))
         }
         let identifiers = keys.map(PostgresKey.identifier)
         let present = keys.map { latest[$0]! != nil }
         let values = keys.map { ByteBuffer(bytes: latest[$0]! ?? Data()) }
         let statement: PostgresQuery = """
-            WITH durable AS (SELECT set_config('synchronous_commit', 'on', true)),
+            WITH durable AS (SELECT \(unescaped: Self.durable)),
             input AS (
                 SELECT * FROM unnest(\(keys)::text[], \(values)::bytea[], \(present)::bool[], \(identifiers)::text[])
                     AS input(key, value, present, identifier)
@@ -203,16 +353,17 @@ public struct PostgresValueTable: Sendable {
                 RETURNING stored.key, stored.version + 1 AS version
             ),
             written AS (
-                INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version)
-                SELECT key, value, 1 FROM input WHERE present
-                ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1, updated_at = now()
+                INSERT INTO \(unescaped: table.quoted) AS stored (key, value, version, token)
+                SELECT key, value, 1, gen_random_uuid() FROM input WHERE present
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = stored.version + 1,
+                    token = excluded.token, updated_at = now()
                 RETURNING stored.key, stored.version
             ),
             changed AS (SELECT * FROM removed UNION ALL SELECT * FROM written)
             SELECT changed.key FROM changed JOIN input USING (key) CROSS JOIN durable,
                 LATERAL (SELECT pg_notify(\(table.channel)::text, changed.version || ' ' || \(writer)::text || ' ' || input.identifier)) AS notified
             """
-        try await write(statement, store: label, keys: identifiers)
+        try await write(statement, table: table, store: label, keys: identifiers)
     }
 
     /// The store every other is built on: bytes by key.
@@ -227,12 +378,45 @@ public struct PostgresValueTable: Sendable {
             },
             remove: { key in try await table.remove(key) },
             update: { key, body in try await table.update(key, body) },
-            changeSignals: { key in
-                PostgresChanges.shared.signals(
-                    client: table.client, table: table.table, key: PostgresKey.identifier(key))
-            }
+            changeSignals: { key in table.signals(PostgresKey.identifier(key)) }
         )
     }
+
+    /// The signals of a key (a ``PostgresKey`` identifier) on the resolved table's channel. Before
+    /// the table is resolved, the stream resolves it first, trying again until it can, and
+    /// signals once when it starts following.
+    func signals(_ key: String) -> AsyncStream<Void> {
+        if let resolved = PostgresResolvedTables.lookUp(spelling, client: client) {
+            return PostgresChanges.shared.signals(client: client, table: resolved, key: key)
+        }
+        let table = self
+        return AsyncStream { continuation in
+            let forwarding = Task {
+                // Until the table is found (the server is back, createIfNeeded() made it), there
+                // is nothing to follow; the stream's first signal after that reloads.
+                var pause = Duration.milliseconds(50)
+                var found = try? await table.resolvedTable()
+                while found == nil, !Task.isCancelled {
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(2))
+                    found = try? await table.resolvedTable()
+                }
+                guard let resolved = found else { return continuation.finish() }
+                continuation.yield()
+                for await signal in PostgresChanges.shared.signals(client: table.client, table: resolved, key: key) {
+                    continuation.yield(signal)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in forwarding.cancel() }
+        }
+    }
+
+    /// Sets `synchronous_commit` for the statement's own transaction: raised to `on` from anything
+    /// weaker, and left as it is when the server or role asks for `remote_apply`.
+    static let durable =
+        "set_config('synchronous_commit', CASE current_setting('synchronous_commit') "
+        + "WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true)"
 
     /// The JSON codec, reporting any bytes that do not decode as ``/ValueStore/ValueStoreError/Code/decodingFailed``:
     /// a row is written whole or not at all, so bytes that do not decode were written by another

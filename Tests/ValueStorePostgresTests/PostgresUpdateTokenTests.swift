@@ -1,0 +1,126 @@
+#if PostgreSQL
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+import ValueStore
+import ValueStorePostgres
+
+extension PostgresTests {
+    /// `update` writes only over the row its body read: a token that never repeats for a key.
+    @Suite struct UpdateToken {
+        @Test func anUpdateInFlightDoesNotOverwriteAValueRemovedAndSavedAgain() async throws {
+            try await PostgresServer.withTwoClients { first, second in
+                let name = PostgresServer.scratchName()
+                let here = try PostgresValueTable(client: first, name: name)
+                let there = try PostgresValueTable(client: second, name: name)
+                try await here.createIfNeeded()
+                let counter = here.store("counter", as: Int.self)
+                try await counter.save(1)
+                let runs = Mutex(0)
+                let updated = try await counter.update { value in
+                    let run = runs.withLock { runs in
+                        runs += 1
+                        return runs
+                    }
+                    if run == 1 {
+                        // Another machine removes the key and saves it again: the version starts
+                        // over at 1, the version this body read.
+                        try await there.store("counter", as: Int.self).remove()
+                        try await there.store("counter", as: Int.self).save(100)
+                    }
+                    value += 1
+                }
+                #expect(updated == 101)
+                #expect(try await counter.load() == 101, "the other machine's save is not lost")
+                #expect(runs.withLock { $0 } == 2, "the body ran again over the new row")
+            }
+        }
+
+        @Test func anUpdateInFlightDoesNotOverwriteABatchThatRemovedAndSavedAgain() async throws {
+            try await PostgresServer.withTwoClients { first, second in
+                let name = PostgresServer.scratchName()
+                let here = try PostgresValueTable(client: first, name: name)
+                let there = try PostgresValueTable(client: second, name: name)
+                try await here.createIfNeeded()
+                let counter = here.store("counter", as: Int.self)
+                try await counter.save(1)
+                let runs = Mutex(0)
+                let updated = try await counter.update { value in
+                    if runs.withLock({ runs in
+                        runs += 1
+                        return runs
+                    }) == 1 {
+                        try await there.batch { $0.remove("counter") }
+                        try await there.batch { try $0.set(100, for: "counter") }
+                    }
+                    value += 1
+                }
+                #expect(updated == 101)
+                #expect(try await counter.load() == 101)
+            }
+        }
+
+        @Test func createIfNeededUpgradesATableOfTheFirstReleaseFromManyClientsAtOnce() async throws {
+            let name = PostgresServer.scratchName()
+            try await PostgresServer.withClient { client in
+                // The shape the first release made, with a row it wrote.
+                try await PostgresServer.execute(
+                    client,
+                    """
+                    CREATE TABLE \(unescaped: name) (
+                        key text PRIMARY KEY,
+                        value bytea NOT NULL,
+                        version bigint NOT NULL,
+                        updated_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """)
+                try await PostgresServer.execute(
+                    client,
+                    "INSERT INTO \(unescaped: name) (key, value, version) VALUES ('count', convert_to('5', 'UTF8'), 1)")
+                // Before the upgrade, the table says what to do.
+                let table = try PostgresValueTable(client: client, name: name)
+                let error = try await #require(throws: ValueStoreError.self) {
+                    try await table.store("count", as: Int.self).load()
+                }
+                #expect(error.code == .invalidConfiguration)
+                #expect("\(error)".contains("createIfNeeded()"), "\(error)")
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        try await PostgresServer.withClient { client in
+                            let table = try PostgresValueTable(client: client, name: name)
+                            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                                for _ in 0..<2 {
+                                    tasks.addTask { try await table.createIfNeeded() }
+                                }
+                                try await tasks.waitForAll()
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await PostgresServer.withClient { client in
+                let columns = try await PostgresServer.integer(
+                    client,
+                    """
+                    SELECT count(*)::bigint FROM information_schema.columns
+                    WHERE table_name = \(name) AND column_name = 'token' AND data_type = 'uuid'
+                    """)
+                #expect(columns == 1)
+                let table = try PostgresValueTable(client: client, name: name)
+                let count = table.store("count", as: Int.self)
+                #expect(try await count.load() == 5, "the first release's row is kept")
+                #expect(try await count.update { $0 += 1 } == 6)
+                // A row that a process of the first release inserts gets a token too.
+                try await PostgresServer.execute(
+                    client,
+                    "INSERT INTO \(unescaped: name) (key, value, version) VALUES ('old', convert_to('7', 'UTF8'), 1)")
+                #expect(try await table.store("old", as: Int.self).update { $0 += 1 } == 8)
+            }
+        }
+    }
+}
+#endif
