@@ -29,7 +29,7 @@ extension ValueStore {
         }
     }
 
-    /// ``cached(load:environment:)`` with a fetch that receives the environment, as
+    /// ``cached(load:environment:)-(()->Value,_)`` with a fetch that receives the environment, as
     /// swift-valuestore 0.1's did.
     ///
     /// ```swift
@@ -52,7 +52,7 @@ extension ValueStore {
 }
 
 extension ValueStore where Environment == Void {
-    /// ``cached(load:environment:)`` for a store that needs no environment.
+    /// ``cached(load:environment:)-(()->Value,_)`` for a store that needs no environment.
     ///
     /// ```swift
     /// let catalog = try await savedCatalog.cached(load: { try await api.catalog() })
