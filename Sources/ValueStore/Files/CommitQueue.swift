@@ -41,8 +41,6 @@ final class CommitQueue: Sendable {
 
     private struct Queue {
         var waiting: [Waiting] = []
-        /// How many writes wait in groups: for tests that need arrivals in a known order.
-        var waitingWrites = 0
     }
 
     /// The queues of the keys with a commit in flight; a key without one has no entry.
@@ -73,7 +71,6 @@ final class CommitQueue: Sendable {
                 } else {
                     queue.waiting.append(.writes(contents: contents, writer: writer, waiters: [continuation]))
                 }
-                queue.waitingWrites += 1
                 queues[key] = queue
                 return false
             }
@@ -139,7 +136,6 @@ final class CommitQueue: Sendable {
             guard var queue = queues[key], case .writes(let contents, let writer, let waiters) = queue.waiting.first
             else { return nil }
             queue.waiting.removeFirst()
-            queue.waitingWrites -= waiters.count
             queues[key] = queue
             return (contents, writer, waiters)
         }
@@ -153,9 +149,6 @@ final class CommitQueue: Sendable {
                 return nil
             }
             let next = queue.waiting.removeFirst()
-            if case .writes(_, _, let waiters) = next {
-                queue.waitingWrites -= waiters.count
-            }
             queues[key] = queue
             return next
         }
@@ -170,8 +163,14 @@ final class CommitQueue: Sendable {
         }
     }
 
-    /// How many saves and removes wait for a commit to `key`.
+    /// How many saves and removes wait for a commit to `key`: for tests that need arrivals in a
+    /// known order.
     func waitingWrites(for key: String) -> Int {
-        queues.withLock { $0[key]?.waitingWrites ?? 0 }
+        queues.withLock { queues in
+            queues[key]?.waiting.reduce(0) { count, turn in
+                guard case .writes(_, _, let waiters) = turn else { return count }
+                return count + waiters.count
+            } ?? 0
+        }
     }
 }

@@ -399,12 +399,8 @@ public final class StoredValue<Value: Sendable>: Observable {
     /// (recorded in ``error``): not for values set after it, so a write in turn is never
     /// starved by a slider that keeps moving.
     private func backgroundSavesLanded() async {
-        let last = setsMade
-        guard settled.set < last else { return }
         do {
-            try await withCheckedThrowingContinuation { continuation in
-                flushes.append((last, continuation))
-            }
+            try await flush()
         } catch {
             // The background write's failure is shown in `error` already; the write in turn
             // decides for itself.
