@@ -87,6 +87,19 @@ package final class ChangeBroadcaster: Sendable {
             }
         }
     }
+
+    /// Ends every subscriber's stream: nothing will ever be signalled again (a remote source
+    /// that stopped for good).
+    package func finishAll() {
+        let continuations = state.withLock { state in
+            defer { state.subscribers = [:] }
+            return state.subscribers.values.map(\.continuation)
+        }
+        count.subtract(continuations.count, ordering: .relaxed)
+        for continuation in continuations {
+            continuation.finish()
+        }
+    }
 }
 
 /// Who is writing, so that a cache watching its base store is not told about its own writes.

@@ -38,6 +38,10 @@ final class MemoryCache<Value: Sendable>: Sendable {
     /// directories is not watched, a hit first checks that they did not change.
     @usableFromInline let freshness = FileFreshness()
 
+    /// The remote sources of the base store's signals (a PostgreSQL listener), recorded as the
+    /// watch starts: while one cannot vouch that no change was missed, every load reads the base.
+    @usableFromInline let feeds = ChangeFeeds()
+
     @usableFromInline
     init() {}
 
@@ -52,7 +56,9 @@ final class MemoryCache<Value: Sendable>: Sendable {
         state.withLock { state in
             guard state.watch == nil else { return }
             let changes = FileFreshness.$recording.withValue(freshness) {
-                ChangeOrigin.$writer.withValue(writer) { signals() }
+                ChangeFeeds.$recording.withValue(feeds) {
+                    ChangeOrigin.$writer.withValue(writer) { signals() }
+                }
             }
             state.watch = Task { [weak self] in
                 for await _ in changes {
@@ -72,10 +78,15 @@ final class MemoryCache<Value: Sendable>: Sendable {
         }
     }
 
-    /// The cached value, if there is one and no file it was read from needs checking first.
+    /// The cached value, if there is one, no file it was read from needs checking first, and
+    /// every remote source of signals vouches for it.
     @inlinable
     var cachedValue: Value? {
         guard !freshness.needsCheck else { return nil }
+        if feeds.needsCheck, feeds.hasChanged() {
+            invalidate()
+            return nil
+        }
         return state.withLock { $0.value }
     }
 
@@ -84,6 +95,10 @@ final class MemoryCache<Value: Sendable>: Sendable {
     func load(from base: @escaping @Sendable () async throws -> Value) async throws -> Value {
         // A file's directory is not watched, so its changes may not have been signalled.
         if freshness.needsCheck, await freshness.hasChanged() {
+            invalidate()
+        }
+        // A remote source of signals lost (or may have lost) some: what is held may be stale.
+        if feeds.needsCheck, feeds.hasChanged() {
             invalidate()
         }
         let step: LoadStep = state.withLock { state in
