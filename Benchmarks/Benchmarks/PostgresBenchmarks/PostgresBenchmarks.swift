@@ -189,6 +189,31 @@ let benchmarks: @Sendable () -> Void = {
         _ = try await cached.load()
         return cached
     }
+
+    Benchmark("postgres cached(): hit, floor: inMemory cached() hit", configuration: .memory) { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    } setup: { () async throws -> ValueStore<Void, Flags> in
+        let cached = ValueStore<Void, Flags>.inMemory(Flags()).cached()
+        _ = try await cached.load()
+        return cached
+    }
+
+    Benchmark("postgres cached(): hit while listening", configuration: .memory) { benchmark, store in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await store.load())
+        }
+    } setup: { () async throws -> ValueStore<Void, Flags> in
+        let cached = try await table().store("flags", as: Flags.self).cached()
+        // A hit answers from memory only once the listener listens with a proven connection;
+        // before that, every load reads the server.
+        while try cached.loadImmediately?(()) == nil {
+            _ = try await cached.load()
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return cached
+    }
 }
 
 /// The floor's update: a transaction that locks the row, decodes, changes, encodes and writes.

@@ -9,46 +9,27 @@ import ValueStore
 /// - A write through a store of this process signals the key's streams at once, except the
 ///   writer's own (a cache watching its base store), as a file write does.
 /// - Each write also sends a notification in its own statement, delivered at commit. One
-///   listening connection per client and table receives them; it skips this process's own and
+///   ``PostgresListener`` per client and table receives them; it skips this process's own and
 ///   signals every stream of the key otherwise.
-/// - When the listening connection is lost it listens again, then signals every observed key
-///   once: a notification missed in between costs one reload, never a stale value.
 /// - A table is listened to while at least one stream follows one of its keys.
+/// - Listening connections never take a client's last connection: with `maximumConnections`
+///   `n`, at most `n - 1` tables of it are listened to at once; the others report why.
 final class PostgresChanges: Sendable {
     static let shared = PostgresChanges()
 
-    /// One client's table: the listening connection's task and the keys it follows.
+    /// One client's table.
     struct Target: Hashable {
         let client: ObjectIdentifier
         let table: PostgresTableName
     }
 
-    private final class Listener: Sendable {
-        struct Observed {
-            let broadcaster = ChangeBroadcaster()
-            var streams = 0
-        }
-        let observed = Mutex<[String: Observed]>([:])
-        /// Set once, right after the listener is made, under the registry's lock.
-        let task = Mutex<Task<Void, Never>?>(nil)
-        /// How many times it started listening, for tests.
-        let listens = Atomic<Int>(0)
-
-        func broadcaster(_ key: String) -> ChangeBroadcaster? {
-            observed.withLock { $0[key]?.broadcaster }
-        }
-
-        /// Signals every observed key: after listening (again), when notifications may have been
-        /// missed.
-        func signalEveryKey() {
-            let broadcasters = observed.withLock { $0.values.map(\.broadcaster) }
-            for broadcaster in broadcasters {
-                broadcaster.signalAll()
-            }
-        }
+    private struct State {
+        var listeners: [Target: PostgresListener] = [:]
+        /// How many connections each client's listeners hold or are waiting for.
+        var holding: [ObjectIdentifier: Int] = [:]
     }
 
-    private let listeners = Mutex<[Target: Listener]>([:])
+    private let state = Mutex(State())
 
     /// The name this process writes under for `client`: a random number for the process and the
     /// client's identity, so two clients of one process hear each other as two machines do.
@@ -59,53 +40,105 @@ final class PostgresChanges: Sendable {
 
     private static let processNonce = UInt64.random(in: 1...UInt64.max)
 
-    /// A stream of signals for `key` (an identifier from ``PostgresKey``) in `table`.
-    func signals(client: PostgresClient, table: PostgresTableName, key: String) -> AsyncStream<Void> {
+    /// A stream of signals for `key` (an identifier from ``PostgresKey``) in `table`; records
+    /// the listener's feed with the subscriber (see ``/ValueStore/ChangeFeed``).
+    func signals(
+        client: PostgresClient,
+        table: PostgresTableName,
+        key: String,
+        label: String,
+        heartbeat: Duration
+    ) -> AsyncStream<Void> {
         let target = Target(client: ObjectIdentifier(client), table: table)
-        let broadcaster = listeners.withLock { listeners in
-            let listener: Listener
-            if let existing = listeners[target] {
+        let (listener, broadcaster) = state.withLock { state in
+            let listener: PostgresListener
+            if let existing = state.listeners[target] {
                 listener = existing
             } else {
-                listener = Listener()
-                listeners[target] = listener
-                let writer = Self.writer(for: client)
+                listener = PostgresListener(
+                    client: client, table: table, label: label, writer: Self.writer(for: client), heartbeat: heartbeat)
+                state.listeners[target] = listener
                 listener.task.withLock {
-                    $0 = Task { await Self.listen(client: client, table: table, writer: writer, listener: listener) }
+                    $0 = Task { await listener.run() }
                 }
             }
-            return listener.observed.withLock { observed in
-                observed[key, default: Listener.Observed()].streams += 1
+            let broadcaster = listener.observed.withLock { observed in
+                observed[key, default: PostgresListener.Observed()].streams += 1
                 return observed[key]!.broadcaster
             }
+            return (listener, broadcaster)
         }
+        listener.feed.record()
         return broadcaster.signals { [weak self] in
-            self?.release(target, key: key)
+            self?.release(target, key: key, of: listener)
         }
     }
 
-    private func release(_ target: Target, key: String) {
-        let stopped: Task<Void, Never>? = listeners.withLock { listeners in
-            guard let listener = listeners[target] else { return nil }
-            let remaining = listener.observed.withLock { observed in
-                observed[key]!.streams -= 1
-                if observed[key]!.streams == 0 {
-                    observed[key] = nil
-                }
-                return observed.count
+    private func release(_ target: Target, key: String, of listener: PostgresListener) {
+        let remaining = listener.observed.withLock { observed in
+            observed[key]!.streams -= 1
+            if observed[key]!.streams == 0 {
+                observed[key] = nil
             }
-            guard remaining == 0 else { return nil }
-            listeners[target] = nil
+            return observed.count
+        }
+        guard remaining == 0 else { return }
+        let stopped: Task<Void, Never>? = state.withLock { state in
+            // A listener that ended (its client stopped) may have been replaced already.
+            guard state.listeners[target] === listener, listener.observed.withLock({ $0.isEmpty }) else { return nil }
+            state.listeners[target] = nil
             return listener.task.withLock { $0 }
         }
         stopped?.cancel()
+    }
+
+    /// Reserves a connection for `listener` to listen with, unless that would take its client's
+    /// last connection; returns why not, or `nil` once reserved.
+    func reserveConnection(for listener: PostgresListener) -> String? {
+        let maximum = PostgresPool.maximumConnections(of: listener.client)
+        let client = ObjectIdentifier(listener.client)
+        return state.withLock { state in
+            let holding = state.holding[client, default: 0]
+            if let maximum, holding + 1 >= maximum {
+                return
+                    "the PostgresClient's pool has maximumConnections \(maximum), and listening never takes its last "
+                    + "connection (\(holding) held by listeners of other tables): raise maximumConnections or "
+                    + "observe fewer tables"
+            }
+            state.holding[client] = holding + 1
+            return nil
+        }
+    }
+
+    /// Gives back the connection ``reserveConnection(for:)`` reserved.
+    func releaseConnection(of listener: PostgresListener) {
+        state.withLock { state in
+            let client = ObjectIdentifier(listener.client)
+            let holding = state.holding[client, default: 1] - 1
+            state.holding[client] = holding == 0 ? nil : holding
+        }
+    }
+
+    /// `listener`'s client stopped: the listener is forgotten, and its streams end once they
+    /// have seen the failure (the listener signalled them first).
+    func clientStopped(_ listener: PostgresListener) {
+        state.withLock { state in
+            let target = Target(client: ObjectIdentifier(listener.client), table: listener.table)
+            if state.listeners[target] === listener {
+                state.listeners[target] = nil
+            }
+        }
+        let broadcasters = listener.observed.withLock { $0.values.map(\.broadcaster) }
+        for broadcaster in broadcasters {
+            broadcaster.finishAll()
+        }
     }
 
     /// This process wrote `keys` of `table` through `client`: signal their streams, except the
     /// current writer's.
     func didWrite(client: PostgresClient, table: PostgresTableName, keys: some Sequence<String>) {
         let target = Target(client: ObjectIdentifier(client), table: table)
-        guard let listener = listeners.withLock({ $0[target] }) else { return }
+        guard let listener = state.withLock({ $0.listeners[target] }) else { return }
         for key in keys {
             listener.broadcaster(key)?.signal()
         }
@@ -113,52 +146,26 @@ final class PostgresChanges: Sendable {
 
     /// Whether a listening connection is wanted for `table`; tests use it to check release.
     func isListening(client: PostgresClient, table: PostgresTableName) -> Bool {
-        listeners.withLock { $0[Target(client: ObjectIdentifier(client), table: table)] != nil }
+        state.withLock { $0.listeners[Target(client: ObjectIdentifier(client), table: table)] != nil }
     }
 
-    /// How many tables of `client` this process listens to, each holding one connection.
+    /// How many connections `client`'s listeners hold or wait for, each one table's.
     func listenerCount(client: PostgresClient) -> Int {
-        listeners.withLock { $0.keys.count { $0.client == ObjectIdentifier(client) } }
+        state.withLock { $0.holding[ObjectIdentifier(client)] ?? 0 }
+    }
+
+    /// Whether the listener of `table` listens now, its heartbeat unanswered by nothing; tests
+    /// wait on it.
+    func isFollowing(client: PostgresClient, table: PostgresTableName) -> Bool {
+        let listener = state.withLock { $0.listeners[Target(client: ObjectIdentifier(client), table: table)] }
+        guard case .following = listener?.feed.health else { return false }
+        return true
     }
 
     /// How many times the listener of `table` started listening; tests wait on it.
     func listenCount(client: PostgresClient, table: PostgresTableName) -> Int {
-        let listener = listeners.withLock { $0[Target(client: ObjectIdentifier(client), table: table)] }
+        let listener = state.withLock { $0.listeners[Target(client: ObjectIdentifier(client), table: table)] }
         return listener?.listens.load(ordering: .relaxed) ?? 0
-    }
-
-    /// Holds one connection listening on the table's channel until cancelled, listening again
-    /// whenever the connection is lost.
-    @concurrent
-    private static func listen(
-        client: PostgresClient,
-        table: PostgresTableName,
-        writer: String,
-        listener: Listener
-    ) async {
-        var pause = Duration.milliseconds(20)
-        while !Task.isCancelled {
-            do {
-                try await client.withConnection { connection in
-                    try await connection.listen(on: table.channel) { notifications in
-                        listener.listens.add(1, ordering: .relaxed)
-                        // Anything written before this moment reached no listener of ours.
-                        listener.signalEveryKey()
-                        pause = .milliseconds(20)
-                        for try await notification in notifications {
-                            guard let change = PostgresChangeNotice(notification.payload), change.writer != writer
-                            else { continue }
-                            listener.broadcaster(change.key)?.signalAll()
-                        }
-                    }
-                }
-            } catch {
-                // The connection was lost or could not be made: listen again after a pause.
-            }
-            guard !Task.isCancelled else { return }
-            try? await Task.sleep(for: pause)
-            pause = min(pause * 2, .seconds(1))
-        }
     }
 }
 

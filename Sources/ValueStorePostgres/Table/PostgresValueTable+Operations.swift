@@ -216,6 +216,7 @@ extension PostgresValueTable {
             do {
                 return try await connectedOnce(step: step, store: store, settled: settled, operation)
             } catch let error as LostConnection {
+                PostgresReachability.shared.lost(client)
                 // The pool may lend the connection just closed once more before it notices.
                 guard tries < 3, !Task.isCancelled else {
                     guard error.underlying is PSQLError else {
@@ -242,7 +243,7 @@ extension PostgresValueTable {
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let client = client
-        let timeout = connectTimeout
+        let connectTimeout = connectTimeout
         let bound = operationTimeout
         let attempt = LeaseAttempt<Result>(cancelsOperation: step == .read, settled: settled)
         let leases = PostgresLeases.shared
@@ -253,6 +254,7 @@ extension PostgresValueTable {
                     attempt.start(continuation: continuation) {
                         try await client.withConnection { connection in
                             guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
+                            PostgresReachability.shared.reached(client)
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
                             let backend: Int32
@@ -266,16 +268,32 @@ extension PostgresValueTable {
                             return try await operation(connection)
                         }
                     } timer: {
-                        try await Task.sleep(for: timeout)
+                        // connectTimeout, or 2 s once no connection is known to be open: the
+                        // connections the pool holds may be found dead during the wait.
+                        let start = ContinuousClock.now
+                        while true {
+                            let waited = ContinuousClock.now - start
+                            let limit = PostgresReachability.shared.wait(for: client, timeout: connectTimeout)
+                            if waited >= limit { return }
+                            try await Task.sleep(for: min(limit - waited, .milliseconds(100)))
+                        }
                     }
                 }
             } onCancel: {
                 attempt.cancel()
             }
         } catch is LeaseTimeout {
+            let reached = PostgresReachability.shared.isReached(client)
+            let timeout = PostgresReachability.shared.wait(for: client, timeout: connectTimeout)
+            if PostgresLeases.shared.count(for: client) == 0, PostgresChanges.shared.listenerCount(client: client) == 0
+            {
+                // None came, and this process holds none, for operations or listening: the pool
+                // may hold only dead ones, or none at all.
+                PostgresReachability.shared.lost(client)
+            }
             throw ValueStoreError(
                 .unavailable, store: store,
-                reason: busyReason(timeout: timeout),
+                reason: reached ? busyReason(timeout: timeout) : unreachableReason(timeout: timeout),
                 underlyingError: PostgresFailure(sqlState: nil, message: "no connection within \(timeout)"))
         } catch is LeaseCancelled where step == .write {
             throw Self.cancelledAfterSending(store: store)
@@ -361,10 +379,7 @@ extension PostgresValueTable {
     private func busyReason(timeout: Duration) -> String {
         let listening = PostgresChanges.shared.listenerCount(client: client)
         let working = PostgresLeases.shared.count(for: client)
-        // postgres-nio does not publish the client's configuration; its pool keeps the limit in an
-        // immutable property, read here by reflection (nil if a release moves it).
-        let maximum =
-            Mirror(reflecting: client).descendant("pool", "configuration", "maximumConnectionHardLimit") as? Int
+        let maximum = PostgresPool.maximumConnections(of: client)
         if let maximum, working + listening >= maximum {
             return
                 "the PostgresClient's pool is busy: all \(maximum) of its connections (maximumConnections) were in use "
@@ -376,6 +391,12 @@ extension PostgresValueTable {
             "no connection within \(timeout): the PostgresClient's pool is busy (\(size), \(listening) held by "
             + "listening connections, \(working) by value-table operations, the rest by the app's own work) "
             + "or cannot reach the server"
+    }
+
+    /// Why no connection came within `timeout` while none was known to be open.
+    private func unreachableReason(timeout: Duration) -> String {
+        "no connection within \(timeout), and none of the PostgresClient's connections is known to be open: "
+            + "the server refused or did not answer (is it running, and are the host and port right?)"
     }
 
     /// What a key's store is called in errors: `PostgreSQL table 'app_values', key 'flags'`.

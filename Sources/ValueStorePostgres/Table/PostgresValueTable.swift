@@ -33,10 +33,14 @@ public import ValueStore
 ///
 /// The table never makes its own connections: it borrows them from the app's `PostgresClient`,
 /// which the app runs. Observing a table holds one of the client's connections while any stream
-/// is open.
+/// is open, never the last one; that connection proves itself alive every ``heartbeatInterval``
+/// it is quiet. While it cannot vouch that no change was missed, `cached()` reads the server, and
+/// while it cannot listen at all (a standby, a transaction-mode pooler, no connection to spare)
+/// the table's streams yield ``/ValueStore/StoredState/failed(_:)`` saying why.
 ///
 /// > Important: A server that cannot be reached throws ``/ValueStore/ValueStoreError/Code/unavailable``
-/// > after ``connectTimeout``; a connection lost after a write was sent throws
+/// > after ``connectTimeout``, or after 2 seconds while none of the client's connections is known
+/// > to be open; a connection lost after a write was sent throws
 /// > ``/ValueStore/ValueStoreError/Code/outcomeUnknown``. Neither is ``/ValueStore/ValueStoreError/Code/notFound``, so
 /// > `default` and `StoredValue` never hide them.
 public struct PostgresValueTable: Sendable {
@@ -48,7 +52,10 @@ public struct PostgresValueTable: Sendable {
 
     /// How long an operation waits for a connection before it throws
     /// ``/ValueStore/ValueStoreError/Code/unavailable``; by default 10 seconds, as the client's own
-    /// `connectTimeout`. Set it to the client's value.
+    /// `connectTimeout`. Set it to the client's value. While none of the client's connections is
+    /// known to be open (none was yet, or the last one was lost), the wait is at most 2 seconds:
+    /// the pool keeps retrying a server that refuses at once, and an outage should not cost every
+    /// call the whole timeout.
     ///
     /// ```swift
     /// var table = try PostgresValueTable(client: client)
@@ -68,6 +75,23 @@ public struct PostgresValueTable: Sendable {
     /// the server is asked to cancel the statement, and a connection whose statement does not end
     /// a second later is closed. `update`'s body is not counted: it runs between statements.
     public var operationTimeout: Duration = .seconds(30)
+
+    /// How long a listening connection may hear nothing before it proves it is alive; by
+    /// default 5 seconds.
+    ///
+    /// ```swift
+    /// var table = try PostgresValueTable(client: client)
+    /// table.heartbeatInterval = .seconds(2)
+    /// ```
+    ///
+    /// A table observed by ``/ValueStore/ValueStore/changes()`` or ``/ValueStore/ValueStore/cached()``
+    /// has one listening connection per process. Each time it has heard nothing for this long, it
+    /// sends itself a notification through that connection, and waits this long again for it. A
+    /// connection that died without a word (a crashed host, a partition, a moved virtual IP) is
+    /// so found within twice this, closed, and replaced; streams then load again, and caches
+    /// read the server until listening resumes. The first stream of a table in a process sets it
+    /// for the table's listener.
+    public var heartbeatInterval: Duration = .seconds(5)
 
     let table: PostgresTableName
     let writer: String
@@ -384,12 +408,16 @@ public struct PostgresValueTable: Sendable {
 
     /// The signals of a key (a ``PostgresKey`` identifier) on the resolved table's channel. Before
     /// the table is resolved, the stream resolves it first, trying again until it can, and
-    /// signals once when it starts following.
+    /// signals once when it starts following; until then, a feed of its own tells caches that
+    /// it cannot vouch for anything (see ``/ValueStore/ChangeFeed``).
     func signals(_ key: String) -> AsyncStream<Void> {
         if let resolved = PostgresResolvedTables.lookUp(spelling, client: client) {
-            return PostgresChanges.shared.signals(client: client, table: resolved, key: key)
+            return PostgresChanges.shared.signals(
+                client: client, table: resolved, key: key, label: label, heartbeat: heartbeatInterval)
         }
         let table = self
+        let resolving = ChangeFeed()
+        resolving.record()
         return AsyncStream { continuation in
             let forwarding = Task {
                 // Until the table is found (the server is back, createIfNeeded() made it), there
@@ -402,14 +430,26 @@ public struct PostgresValueTable: Sendable {
                     found = try? await table.resolvedTable()
                 }
                 guard let resolved = found else { return continuation.finish() }
+                // Records the listener's feed with the subscriber too: this task inherits its
+                // recording.
+                let signals = PostgresChanges.shared.signals(
+                    client: table.client, table: resolved, key: key, label: table.label,
+                    heartbeat: table.heartbeatInterval)
+                resolving.follow()
                 continuation.yield()
-                for await signal in PostgresChanges.shared.signals(client: table.client, table: resolved, key: key) {
+                for await signal in signals {
                     continuation.yield(signal)
                 }
                 continuation.finish()
             }
             continuation.onTermination = { _ in forwarding.cancel() }
         }
+    }
+
+    /// Whether this process listens to the table now, with a live connection; for tests.
+    var isFollowingChanges: Bool {
+        guard let resolved = PostgresResolvedTables.lookUp(spelling, client: client) else { return false }
+        return PostgresChanges.shared.isFollowing(client: client, table: resolved)
     }
 
     /// Sets `synchronous_commit` for the statement's own transaction: raised to `on` from anything

@@ -53,10 +53,13 @@ final class TCPForwarder: Sendable {
         var listening = true
         var open = 0
         var accepted = 0
+        /// Whether the server's notifications are dropped on the way to the client.
+        var dropsNotifications = false
+        /// Where new connections go.
+        var upstream: Upstream
     }
 
-    private let state = Mutex(State())
-    private let upstream: Upstream
+    private let state: Mutex<State>
     /// The port it listens on, on `127.0.0.1`.
     let port: Int
     /// The listening socket, owned by the accepting thread once it starts (closed and made again
@@ -65,7 +68,7 @@ final class TCPForwarder: Sendable {
 
     /// A forwarder to `upstream`, listening at once.
     init(to upstream: Upstream) throws {
-        self.upstream = upstream
+        state = Mutex(State(upstream: upstream))
         (initialSocket, port) = try Self.listeningSocket(port: 0)
         let socket = initialSocket
         Thread.detachNewThread { [self] in acceptLoop(socket) }
@@ -115,6 +118,20 @@ final class TCPForwarder: Sendable {
                 usleep(1_000)
             }
         }
+    }
+
+    /// Whether the server's notifications (`NotificationResponse` messages) are dropped on the
+    /// way to the client, as a transaction-mode pooler loses them; everything else passes.
+    var dropsNotifications: Bool {
+        get { state.withLock { $0.dropsNotifications } }
+        set { state.withLock { $0.dropsNotifications = newValue } }
+    }
+
+    /// Where new connections go: setting it moves the "virtual IP" to another server, while
+    /// open connections keep forwarding to the old one.
+    var upstream: Upstream {
+        get { state.withLock { $0.upstream } }
+        set { state.withLock { $0.upstream = newValue } }
     }
 
     /// Resets every open connection (RST) and keeps the mode.
@@ -258,6 +275,7 @@ final class TCPForwarder: Sendable {
             return
         }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var fromServer = ServerMessages()
         while true {
             let (mode, resets, blackholes) = state.withLock { ($0.mode, $0.resets, $0.blackholes) }
             if resets != start.resets {
@@ -280,7 +298,16 @@ final class TCPForwarder: Sendable {
             for (index, poller) in pollers.enumerated() where poller.revents != 0 {
                 let (from, to) = index == 0 ? (client, server) : (server, client)
                 let count = read(from, &buffer, buffer.count)
-                guard count > 0, Self.writeAll(to, buffer, count) else {
+                guard count > 0 else {
+                    close(client)
+                    close(server)
+                    return
+                }
+                var bytes = Array(buffer[..<count])
+                if from == server {
+                    bytes = fromServer.pass(bytes, droppingNotifications: dropsNotifications)
+                }
+                guard Self.writeAll(to, bytes, bytes.count) else {
                     close(client)
                     close(server)
                     return
@@ -362,6 +389,32 @@ private let streamSocket = SOCK_STREAM
 private let systemConnect = Darwin.connect
 private let noSignal: Int32 = 0  // no MSG_NOSIGNAL; these tests run under Debian's pg_virtualenv
 #endif
+
+/// The server's side of one connection, cut into messages (a type byte, then a 32-bit length
+/// that counts itself), so that notifications can be dropped whole. Without TLS, every message
+/// the server sends has this shape, from the first.
+private struct ServerMessages {
+    private var pending: [UInt8] = []
+
+    /// The bytes to send on: whole messages, less notifications when `dropping`; a partial
+    /// message waits for the rest.
+    mutating func pass(_ bytes: [UInt8], droppingNotifications dropping: Bool) -> [UInt8] {
+        pending += bytes
+        var out: [UInt8] = []
+        var start = 0
+        while pending.count - start >= 5 {
+            let length = pending[start + 1..<start + 5].reduce(0) { $0 << 8 | Int($1) }
+            let end = start + 1 + length
+            guard end <= pending.count else { break }
+            if !(dropping && pending[start] == UInt8(ascii: "A")) {
+                out += pending[start..<end]
+            }
+            start = end
+        }
+        pending.removeFirst(start)
+        return out
+    }
+}
 
 struct TCPForwarderError: Error, CustomStringConvertible {
     var description: String

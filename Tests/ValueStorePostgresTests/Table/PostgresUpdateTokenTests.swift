@@ -37,6 +37,52 @@ extension PostgresTests {
             }
         }
 
+        @Test func anUpdateInFlightDoesNotOverwriteWhatAPromotedStandbyAcknowledged() async throws {
+            try await PostgresServer.withClient { primary in
+                let table = try await PostgresServer.scratchTable(primary)
+                try await table.store("counter", as: Int.self).save(1)
+                let standby = try await PostgresStandby.start()
+                defer { Task { try? await standby.remove() } }
+                // Asynchronous replication falls behind: versions 2 and 3 reach the primary only.
+                try await standby.stop()
+                try await table.store("counter", as: Int.self).save(2)
+                try await table.store("counter", as: Int.self).save(3)
+                try await TCPForwarder.withForwarder { forwarder in
+                    // One connection, so the one a failover breaks is the one replaced.
+                    let configuration = try forwarder.configuration(maximumConnections: 1)
+                    try await PostgresServer.withClient(configuration: configuration) { client in
+                        let counter = try PostgresValueTable(client: client, name: table.name)
+                            .store("counter", as: Int.self)
+                        let runs = Mutex(0)
+                        let updated = try await counter.update { value in
+                            let run = runs.withLock { runs in
+                                runs += 1
+                                return runs
+                            }
+                            if run == 1 {
+                                // The primary is lost; the standby is promoted with version 1 and
+                                // acknowledges two saves, which take versions 2 and 3 again.
+                                try await standby.startAsPrimary()
+                                try await PostgresServer.withClient(configuration: standby.configuration()) { new in
+                                    let there = try PostgresValueTable(client: new, name: table.name)
+                                    try await there.store("counter", as: Int.self).save(10)
+                                    try await there.store("counter", as: Int.self).save(20)
+                                }
+                                // The virtual IP moves to the new primary.
+                                forwarder.upstream = .tcp(host: "localhost", port: standby.port)
+                                forwarder.resetConnections()
+                                #expect(try await counter.load() == 20, "reads reach the new primary")
+                            }
+                            value += 1
+                        }
+                        #expect(updated == 21, "the body ran again over the row the new primary holds")
+                        #expect(try await counter.load() == 21, "the promoted standby's acknowledged save is kept")
+                        #expect(runs.withLock { $0 } == 2)
+                    }
+                }
+            }
+        }
+
         @Test func anUpdateInFlightDoesNotOverwriteABatchThatRemovedAndSavedAgain() async throws {
             try await PostgresServer.withTwoClients { first, second in
                 let name = PostgresServer.scratchName()

@@ -1,0 +1,323 @@
+#if PostgreSQL
+import PostgresNIO
+import Synchronization
+import ValueStore
+
+/// One client's listening on one table: a connection that `LISTEN`s on the table's channel,
+/// proves now and then that it still hears, and signals the keys its streams follow.
+///
+/// - **Signals**: a notification from another writer signals every stream of its key. After it
+///   starts listening (again), it signals every key once: what was written meanwhile reached no
+///   listener of ours.
+/// - **Heartbeat**: when it has heard nothing for ``heartbeat``, it sends itself a notification
+///   through the listening connection and waits ``heartbeat`` for it. A statement that does not
+///   return means a dead connection (a crashed host, a partition, a moved virtual IP), whatever
+///   TCP keepalives a proxy answers: the connection is closed and listening starts again. A
+///   statement that returns without its notification means notifications are lost on the way
+///   (a transaction-mode pooler).
+/// - **Health**: its ``feed`` says whether its signals can be trusted: caches answer from memory
+///   only while it follows, and streams report a failure it cannot get past (a standby, no
+///   connection to spare, a client that stopped) as their state.
+final class PostgresListener: Sendable {
+    struct Observed {
+        let broadcaster = ChangeBroadcaster()
+        var streams = 0
+    }
+
+    let client: PostgresClient
+    let table: PostgresTableName
+    /// What errors call the table: `PostgreSQL table 'app_values'`.
+    let label: String
+    /// This process's writer name for the client: its own notifications are skipped.
+    let writer: String
+    let heartbeat: Duration
+    let feed = ChangeFeed()
+    let observed = Mutex<[String: Observed]>([:])
+    /// Set once, right after the listener is made, under the registry's lock.
+    let task = Mutex<Task<Void, Never>?>(nil)
+    /// How many times it started listening, for tests.
+    let listens = Atomic<Int>(0)
+
+    init(client: PostgresClient, table: PostgresTableName, label: String, writer: String, heartbeat: Duration) {
+        self.client = client
+        self.table = table
+        self.label = label
+        self.writer = writer
+        self.heartbeat = heartbeat
+    }
+
+    func broadcaster(_ key: String) -> ChangeBroadcaster? {
+        observed.withLock { $0[key]?.broadcaster }
+    }
+
+    /// Signals every observed key: after listening (again), when notifications may have been
+    /// missed, and when the feed's health changed.
+    func signalEveryKey() {
+        let broadcasters = observed.withLock { $0.values.map(\.broadcaster) }
+        for broadcaster in broadcasters {
+            broadcaster.signalAll()
+        }
+    }
+
+    /// Listens until cancelled, listening again whenever the connection is lost or proved dead;
+    /// ends when the client stops.
+    @concurrent
+    func run() async {
+        var pause = Duration.milliseconds(20)
+        while !Task.isCancelled {
+            let ending: Ending
+            if let refusal = PostgresChanges.shared.reserveConnection(for: self) {
+                ending = .cannotListen(refusal)
+            } else {
+                ending = await listenOnce()
+                PostgresChanges.shared.releaseConnection(of: self)
+            }
+            guard !Task.isCancelled else { return }
+            switch ending {
+            case .listened:
+                // Its connection died, or was proved dead: so may the pool's others. Marked
+                // before the streams hear, so their reloads wait briefly for a connection.
+                pause = .milliseconds(20)
+                PostgresReachability.shared.lost(client)
+                report(.doubtful)
+            case .lost:
+                PostgresReachability.shared.lost(client)
+                report(.doubtful)
+            case .cannotListen(let reason):
+                report(.failed(ValueStoreError(.unavailable, store: label, reason: "cannot follow changes: \(reason)")))
+            case .clientStopped:
+                report(
+                    .failed(
+                        ValueStoreError(
+                            .unavailable, store: label,
+                            reason: "cannot follow changes: the PostgresClient is not running (its run() returned)")))
+                PostgresChanges.shared.clientStopped(self)
+                return
+            }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .seconds(2))
+        }
+    }
+
+    /// How one try to listen ended.
+    enum Ending {
+        /// It listened, then the connection was lost or proved dead.
+        case listened
+        /// No connection came, or it broke before listening.
+        case lost
+        /// The server or the pool does not let it listen, for this reason.
+        case cannotListen(String)
+        /// The client's `run()` returned: nothing will ever be listened to.
+        case clientStopped
+    }
+
+    private func listenOnce() async -> Ending {
+        let listened = ListeningStarted()
+        do {
+            try await client.withConnection { connection in
+                PostgresReachability.shared.reached(client)
+                // A pooled connection may be dead already: LISTEN on it would wait forever.
+                let watchdog = close(connection, unless: listened, within: heartbeat * 2)
+                defer { watchdog.cancel() }
+                try await connection.listen(on: table.channel) { notifications in
+                    listened.value.store(true, ordering: .releasing)
+                    try await follow(notifications, on: connection)
+                }
+            }
+            return .listened
+        } catch let error as HeartbeatFailure {
+            switch error {
+            case .silent: return .listened
+            case .notificationLost:
+                return .cannotListen(
+                    "a notification the listening connection sent itself did not come back within \(heartbeat): "
+                        + "a transaction-mode pooler (PgBouncer) between the client and PostgreSQL loses them; "
+                        + "connect to PostgreSQL directly or through a session-mode pool")
+            }
+        } catch let error as PSQLError where error.code == .poolClosed {
+            return .clientStopped
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] != nil {
+            let state = error.serverInfo?[.sqlState] ?? ""
+            let message = error.serverInfo?[.message] ?? "\(error.code)"
+            if state == "25006" {
+                return .cannotListen(
+                    "the server is a standby, which refuses LISTEN (\(message)); point the client at the primary")
+            }
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" {
+                return listened.value.load(ordering: .acquiring) ? .listened : .lost
+            }
+            return .cannotListen("the server refused LISTEN: \(message) (SQLSTATE \(state))")
+        } catch {
+            return listened.value.load(ordering: .acquiring) ? .listened : .lost
+        }
+    }
+
+    /// Closes `connection` unless it starts listening within `bound`; cancel the task once it
+    /// did.
+    private func close(
+        _ connection: PostgresConnection,
+        unless listened: ListeningStarted,
+        within bound: Duration
+    ) -> Task<Void, Never> {
+        Task {
+            try? await Task.sleep(for: bound)
+            if !Task.isCancelled, !listened.value.load(ordering: .acquiring) {
+                try? await connection.close()
+            }
+        }
+    }
+
+    /// Whether a connection started listening.
+    final class ListeningStarted: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
+    /// Follows the notifications of a connection that listens, and proves it alive, until
+    /// either fails.
+    private func follow(_ notifications: PostgresNotificationSequence, on connection: PostgresConnection) async throws {
+        listens.add(1, ordering: .relaxed)
+        report(.following)
+        let heard = HeardNotifications()
+        do {
+            try await followAndProve(notifications, on: connection, heard: heard)
+        } catch let failure as HeartbeatFailure {
+            // Closed after the failure is known, so the notifications' end cannot be taken for
+            // its cause; listening starts again on another connection.
+            try? await connection.close()
+            throw failure
+        }
+    }
+
+    private func followAndProve(
+        _ notifications: PostgresNotificationSequence,
+        on connection: PostgresConnection,
+        heard: HeardNotifications
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await notification in notifications {
+                    heard.heard()
+                    guard let change = PostgresChangeNotice(notification.payload), change.writer != self.writer
+                    else { continue }
+                    self.broadcaster(change.key)?.signalAll()
+                }
+                throw HeartbeatFailure.silent  // the connection closed
+            }
+            group.addTask {
+                try await self.proveAlive(connection, heard: heard)
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Each time nothing was heard for ``heartbeat``, sends a notification to itself through
+    /// `connection` and waits ``heartbeat`` for it to come back.
+    private func proveAlive(_ connection: PostgresConnection, heard: HeardNotifications) async throws {
+        let payload = "heartbeat \(writer)"
+        let heartbeat: PostgresQuery = "SELECT pg_notify(\(table.channel)::text, \(payload)::text)"
+        while true {
+            let before = heard.count
+            try await Task.sleep(for: self.heartbeat)
+            guard heard.count == before else { continue }
+            let answered = Atomic<Bool>(false)
+            let sending = Task {
+                for try await _ in try await connection.query(heartbeat, logger: PostgresValueTable.logger) {}
+                answered.store(true, ordering: .releasing)
+            }
+            let cameBack = await heard.wait(after: before, for: self.heartbeat)
+            guard !Task.isCancelled else {
+                sending.cancel()
+                throw CancellationError()
+            }
+            if cameBack { continue }
+            throw answered.load(ordering: .acquiring) ? HeartbeatFailure.notificationLost : HeartbeatFailure.silent
+        }
+    }
+
+    /// Sets the feed's health and, when it changed, signals every key, so streams load again
+    /// and see it.
+    private func report(_ health: ChangeFeed.Health) {
+        let before = feed.health
+        switch health {
+        case .following: feed.follow()
+        case .doubtful: feed.doubt()
+        case .failed(let error): feed.fail(error)
+        }
+        switch (before, health) {
+        case (.doubtful, .doubtful): return
+        case (.failed(let old), .failed(let new)) where "\(old)" == "\(new)": return
+        default: signalEveryKey()
+        }
+    }
+
+    /// Why a heartbeat failed.
+    enum HeartbeatFailure: Error {
+        /// The connection did not answer: it is dead.
+        case silent
+        /// It answered, but its own notification never came back.
+        case notificationLost
+    }
+}
+
+/// Counts the notifications a listening connection receives, and wakes a heartbeat that waits
+/// for one.
+final class HeardNotifications: Sendable {
+    private struct State {
+        var count: UInt64 = 0
+        var waiter: (after: UInt64, continuation: CheckedContinuation<Bool, Never>)?
+    }
+
+    private let state = Mutex(State())
+
+    /// How many notifications arrived so far.
+    var count: UInt64 {
+        state.withLock { $0.count }
+    }
+
+    /// A notification arrived.
+    func heard() {
+        let waiter = state.withLock { state in
+            state.count += 1
+            defer { state.waiter = nil }
+            return state.waiter?.continuation
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// Waits at most `duration` for more than `count` notifications; returns whether they came.
+    func wait(after count: UInt64, for duration: Duration) async -> Bool {
+        let timer = Mutex<Task<Void, Never>?>(nil)
+        let cameBack = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state in
+                    guard state.count <= count else { return true }
+                    state.waiter = (count, continuation)
+                    return false
+                }
+                if now {
+                    return continuation.resume(returning: true)
+                }
+                timer.withLock {
+                    $0 = Task {
+                        try? await Task.sleep(for: duration)
+                        self.giveUp()
+                    }
+                }
+            }
+        } onCancel: {
+            giveUp()
+        }
+        timer.withLock { $0?.cancel() }
+        return cameBack
+    }
+
+    private func giveUp() {
+        let waiter = state.withLock { state in
+            defer { state.waiter = nil }
+            return state.waiter?.continuation
+        }
+        waiter?.resume(returning: false)
+    }
+}
+#endif
