@@ -9,12 +9,12 @@ import ValueStore
 /// - **Signals**: a notification from another writer signals every stream of its key. After it
 ///   starts listening (again), it signals every key once: what was written meanwhile reached no
 ///   listener of ours.
-/// - **Heartbeat**: when it has heard nothing for ``heartbeat``, it sends itself a notification
-///   through the listening connection and waits ``heartbeat`` for it. A statement that does not
-///   return means a dead connection (a crashed host, a partition, a moved virtual IP), whatever
-///   TCP keepalives a proxy answers: the connection is closed and listening starts again. A
-///   statement that returns without its notification means notifications are lost on the way
-///   (a transaction-mode pooler).
+/// - **Heartbeat**: when it has heard nothing for ``heartbeat``, it sends a query through the
+///   listening connection and a notification from another of the client's connections, and
+///   waits ``heartbeat`` for both. A query that does not return means a dead connection (a
+///   crashed host, a partition, a moved virtual IP), whatever TCP keepalives a proxy answers: the
+///   connection is closed and listening starts again. A notification sent that never arrives
+///   means notifications are lost on the way (a transaction-mode pooler).
 /// - **Health**: its ``feed`` says whether its signals can be trusted: caches answer from memory
 ///   only while it follows, and streams report a failure it cannot get past (a standby, no
 ///   connection to spare, a client that stopped) as their state.
@@ -195,8 +195,13 @@ final class PostgresListener: Sendable {
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                let heartbeat = "heartbeat \(self.writer) "
                 for try await notification in notifications {
-                    heard.heard()
+                    if notification.payload.hasPrefix(heartbeat) {
+                        heard.heard(beat: UInt64(notification.payload.dropFirst(heartbeat.count)))
+                        continue
+                    }
+                    heard.heard(beat: nil)
                     guard let change = PostgresChangeNotice(notification.payload), change.writer != self.writer
                     else { continue }
                     self.broadcaster(change.key)?.signalAll()
@@ -211,28 +216,71 @@ final class PostgresListener: Sendable {
         }
     }
 
-    /// Each time nothing was heard for ``heartbeat``, sends a notification to itself through
-    /// `connection` and waits ``heartbeat`` for it to come back.
+    /// Each time nothing was heard for ``heartbeat``, proves the listening connection alive, and
+    /// that it hears other sessions' notifications: a query through it must come back within
+    /// ``heartbeat`` (else it is dead), and a notification sent from another of the client's
+    /// connections must arrive on it within ``heartbeat`` of being sent (else notifications are
+    /// lost on the way, as a transaction-mode pooler loses them). A notification the listening
+    /// session sent itself would not do: a pooler that runs it on the same server session
+    /// delivers it, and loses the others'.
     private func proveAlive(_ connection: PostgresConnection, heard: HeardNotifications) async throws {
-        let payload = "heartbeat \(writer)"
-        let heartbeat: PostgresQuery = "SELECT pg_notify(\(table.channel)::text, \(payload)::text)"
+        let roundTrip: PostgresQuery = "SELECT 1"
+        var beat: UInt64 = 0
         while true {
             let before = heard.count
             try await Task.sleep(for: self.heartbeat)
             guard heard.count == before else { continue }
-            let answered = Atomic<Bool>(false)
-            let sending = Task {
-                for try await _ in try await connection.query(heartbeat, logger: PostgresValueTable.logger) {}
-                answered.store(true, ordering: .releasing)
+            beat += 1
+            let answered = Flag()
+            let asking = Task {
+                for try await _ in try await connection.query(roundTrip, logger: PostgresValueTable.logger) {}
+                answered.set()
             }
-            let cameBack = await heard.wait(after: before, for: self.heartbeat)
+            let sending = send(beat: beat)
+            let cameBack = await heard.wait(forBeat: beat, within: self.heartbeat)
             guard !Task.isCancelled else {
+                asking.cancel()
                 sending.cancel()
                 throw CancellationError()
             }
             if cameBack { continue }
-            throw answered.load(ordering: .acquiring) ? HeartbeatFailure.notificationLost : HeartbeatFailure.silent
+            guard answered.isSet else { throw HeartbeatFailure.silent }
+            // The connection answers; did the notification leave in time to be heard?
+            let timer = Task {
+                try? await Task.sleep(for: self.heartbeat)
+                sending.cancel()
+            }
+            let sentAt = await sending.value
+            timer.cancel()
+            guard let sentAt else { continue }  // no connection to send from: nothing learned
+            let left = sentAt + self.heartbeat - ContinuousClock.now
+            if left > .zero, await heard.wait(forBeat: beat, within: left) { continue }
+            throw HeartbeatFailure.notificationLost
         }
+    }
+
+    /// Sends heartbeat `beat` from another of the client's connections; returns when it was
+    /// committed, or `nil` if it could not be sent (cancelled while waiting for a connection).
+    private func send(beat: UInt64) -> Task<ContinuousClock.Instant?, Never> {
+        let notify: PostgresQuery = "SELECT pg_notify(\(table.channel)::text, \("heartbeat \(writer) \(beat)")::text)"
+        let client = client
+        return Task {
+            do {
+                try await client.withConnection { other in
+                    for try await _ in try await other.query(notify, logger: PostgresValueTable.logger) {}
+                }
+                return ContinuousClock.now
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    /// A flag set once, from any task.
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .acquiring) }
+        func set() { value.store(true, ordering: .releasing) }
     }
 
     /// Sets the feed's health and, when it changed, signals every key, so streams load again
@@ -260,12 +308,13 @@ final class PostgresListener: Sendable {
     }
 }
 
-/// Counts the notifications a listening connection receives, and wakes a heartbeat that waits
-/// for one.
+/// Counts the notifications a listening connection receives, remembers the last heartbeat it
+/// heard, and wakes a heartbeat that waits for one.
 final class HeardNotifications: Sendable {
     private struct State {
         var count: UInt64 = 0
-        var waiter: (after: UInt64, continuation: CheckedContinuation<Bool, Never>)?
+        var beat: UInt64 = 0
+        var waiter: (beat: UInt64, continuation: CheckedContinuation<Bool, Never>)?
     }
 
     private let state = Mutex(State())
@@ -275,24 +324,28 @@ final class HeardNotifications: Sendable {
         state.withLock { $0.count }
     }
 
-    /// A notification arrived.
-    func heard() {
-        let waiter = state.withLock { state in
+    /// A notification arrived: heartbeat `beat`, or another (`nil`).
+    func heard(beat: UInt64?) {
+        let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
             state.count += 1
-            defer { state.waiter = nil }
-            return state.waiter?.continuation
+            if let beat {
+                state.beat = max(state.beat, beat)
+            }
+            guard let waiter = state.waiter, state.beat >= waiter.beat else { return nil }
+            state.waiter = nil
+            return waiter.continuation
         }
         waiter?.resume(returning: true)
     }
 
-    /// Waits at most `duration` for more than `count` notifications; returns whether they came.
-    func wait(after count: UInt64, for duration: Duration) async -> Bool {
+    /// Waits at most `duration` for heartbeat `beat`; returns whether it came.
+    func wait(forBeat beat: UInt64, within duration: Duration) async -> Bool {
         let timer = Mutex<Task<Void, Never>?>(nil)
         let cameBack = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let now = state.withLock { state in
-                    guard state.count <= count else { return true }
-                    state.waiter = (count, continuation)
+                    guard state.beat < beat else { return true }
+                    state.waiter = (beat, continuation)
                     return false
                 }
                 if now {

@@ -1,0 +1,89 @@
+#if PostgreSQL
+import Foundation
+import PostgresNIO
+
+/// A PgBouncer in front of the `pg_virtualenv` server, started for one test: Debian's
+/// `pgbouncer` (1.18, which has no `max_prepared_statements`) in the pool mode asked for.
+///
+/// ```swift
+/// let bouncer = try await PgBouncer.start(poolMode: "transaction")
+/// defer { Task { try? await bouncer.stop() } }
+/// let configuration = try bouncer.configuration(maximumConnections: 8)
+/// ```
+struct PgBouncer {
+    /// The temporary directory holding its configuration, log and pid file.
+    let directory: String
+    /// The TCP port it listens on, on `127.0.0.1`.
+    let port: Int
+
+    /// Starts one, in `poolMode` (`session` or `transaction`), with at most `serverConnections`
+    /// connections to the server; returns once it accepts connections.
+    static func start(poolMode: String, serverConnections: Int = 4) async throws -> PgBouncer {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/pgbouncer") else {
+            throw PostgresServer.Missing(
+                description:
+                    "these tests need PgBouncer: apt-get install pgbouncer (.ci/run installs it with the server)")
+        }
+        let server = try PostgresServer.configuration()
+        let environment = ProcessInfo.processInfo.environment
+        let directory = FileManager.default.temporaryDirectory.appending(path: "pgbouncer-\(UUID().uuidString)")
+            .path(percentEncoded: false)
+        let port = try PostgresStandby.freePort()
+        let configuration = """
+            [databases]
+            * = host=\(environment["PGHOST"] ?? "localhost") port=\(server.port ?? 5432)
+            [pgbouncer]
+            listen_addr = 127.0.0.1
+            listen_port = \(port)
+            unix_socket_dir =
+            auth_type = trust
+            auth_file = \(directory)/users.txt
+            pool_mode = \(poolMode)
+            default_pool_size = \(serverConnections)
+            max_client_conn = 100
+            ignore_startup_parameters = extra_float_digits
+            logfile = \(directory)/log
+            pidfile = \(directory)/pid
+            """
+        try await PostgresStandby.shell(
+            """
+            set -e
+            mkdir -p '\(directory)'
+            cat > '\(directory)/pgbouncer.ini' <<'INI'
+            \(configuration)
+            INI
+            printf '"%s" "%s"\\n' '\(server.username)' '\(server.password ?? "")' > '\(directory)/users.txt'
+            chown -R postgres '\(directory)'
+            runuser -u postgres -- /usr/sbin/pgbouncer -d '\(directory)/pgbouncer.ini'
+            for i in $(seq 100); do [ -s '\(directory)/pid' ] && break; sleep 0.05; done
+            """)
+        let bouncer = PgBouncer(directory: directory, port: port)
+        // Ready once a connection through it answers.
+        try await PostgresServer.withClient(configuration: bouncer.configuration(maximumConnections: 1)) { client in
+            _ = try await eventually { (try? await PostgresServer.integer(client, "SELECT 1")) == 1 }
+        }
+        return bouncer
+    }
+
+    /// The configuration of a client that connects through it.
+    func configuration(maximumConnections: Int) throws -> PostgresClient.Configuration {
+        let server = try PostgresServer.configuration()
+        var configuration = PostgresClient.Configuration(
+            host: "127.0.0.1", port: port, username: server.username, password: server.password,
+            database: server.database, tls: .disable)
+        configuration.options = server.options
+        configuration.options.minimumConnections = 0
+        configuration.options.maximumConnections = maximumConnections
+        return configuration
+    }
+
+    /// Stops it and removes its directory.
+    func stop() async throws {
+        try await PostgresStandby.shell(
+            """
+            kill "$(cat '\(directory)/pid')" 2>/dev/null || true
+            rm -rf '\(directory)'
+            """)
+    }
+}
+#endif
