@@ -194,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "ValueStoreConfigurationTests",
             dependencies: [
-                "ValueStore", "ValueStoreTesting",
+                "ValueStore", "ValueStoreTesting", "ValueStoreTestSupport",
                 .target(name: "ValueStoreConfiguration", condition: .when(traits: ["Configuration"])),
                 .product(
                     name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),

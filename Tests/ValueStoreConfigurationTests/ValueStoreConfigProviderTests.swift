@@ -9,11 +9,12 @@ import Synchronization
 import Testing
 import ValueStore
 import ValueStoreConfiguration
+import ValueStoreTestSupport
 
 @Suite struct ValueStoreConfigProviderTests {
     @Test func passesSwiftConfigurationsProviderCompatTestInMemory() async throws {
         let provider = try await ValueStoreConfigProvider<JSONSnapshot>(
-            store: .inMemory(CompatDocument.json), name: "compat")
+            store: .inMemory(ConfigDocuments.compat), name: "compat")
         try await ProviderCompatTest(provider: provider).runTest()
         #expect(provider.providerName == "ValueStoreConfigProvider<JSONSnapshot>[compat]")
     }
@@ -47,7 +48,7 @@ import ValueStoreConfiguration
     }
 
     @Test func fetchLoadsTheStoreAndNotifiesOnlyTheWatchersOfKeysThatChanged() async throws {
-        let store = ValueStore<Void, Data>.inMemory(flagsDocument(checkout: false, banner: "none"))
+        let store = ValueStore<Void, Data>.inMemory(ConfigDocuments.flags(checkout: false, banner: "none"))
         let provider = try await ValueStoreConfigProvider<JSONSnapshot>(store: store, name: "flags")
         let banner = Collected<ConfigContent?>()
         let watchingBanner = Task {
@@ -61,7 +62,7 @@ import ValueStoreConfiguration
         let checkout = try await provider.watchValue(forKey: ["checkout", "enabled"], type: .bool) { updates in
             var iterator = updates.makeAsyncIterator()
             let first = try await iterator.next()?.get().value?.content
-            try await store.save(flagsDocument(checkout: true, banner: "none"))
+            try await store.save(ConfigDocuments.flags(checkout: true, banner: "none"))
             // Nothing is read from the store until something asks: the snapshot is as it was.
             #expect(try provider.value(forKey: ["checkout", "enabled"], type: .bool).value?.content == .bool(false))
             _ = try await provider.fetchValue(forKey: ["checkout", "enabled"], type: .bool)
@@ -70,7 +71,7 @@ import ValueStoreConfiguration
         }
         #expect(checkout == [.bool(false), .bool(true)])
         #expect(await eventually { banner.values.count == 1 })
-        try await store.save(flagsDocument(checkout: true, banner: "sale"))
+        try await store.save(ConfigDocuments.flags(checkout: true, banner: "sale"))
         _ = try await provider.fetchValue(forKey: ["banner"], type: .string)
         #expect(await eventually { banner.values.count == 2 })
         // The banner's watcher heard its first value and its change, and nothing of the checkout.
@@ -78,7 +79,7 @@ import ValueStoreConfiguration
     }
 
     @Test func aFailureOrAParseErrorKeepsTheLastGoodSnapshotAndIsLoggedAndCounted() async throws {
-        let store = ValueStore<Void, Data>.inMemory(flagsDocument(checkout: true))
+        let store = ValueStore<Void, Data>.inMemory(ConfigDocuments.flags(checkout: true))
         let logs = InMemoryLogHandler()
         let metrics = TestMetrics()
         let provider = try await ValueStoreConfigProvider<JSONSnapshot>(
@@ -106,7 +107,7 @@ import ValueStoreConfiguration
     }
 
     @Test func aStoreThatFailsWhileFollowedKeepsTheConfigurationAndFollowingGoesOn() async throws {
-        let store = SwitchableStore(flagsDocument(checkout: false))
+        let store = SwitchableStore(ConfigDocuments.flags(checkout: false))
         let metrics = TestMetrics()
         let provider = try await ValueStoreConfigProvider<JSONSnapshot>(
             store: store.store, name: "flags", metrics: metrics)
@@ -115,7 +116,7 @@ import ValueStoreConfiguration
         try await store.fail(with: ValueStoreError(.corrupted))
         #expect(await eventually { !metrics.counters(label: "valuestore.config.errors").isEmpty })
         #expect(try provider.value(forKey: ["checkout", "enabled"], type: .bool).value?.content == .bool(false))
-        try await store.save(flagsDocument(checkout: true))
+        try await store.save(ConfigDocuments.flags(checkout: true))
         #expect(
             await eventually {
                 (try? provider.value(forKey: ["checkout", "enabled"], type: .bool).value?.content) == .bool(true)
@@ -123,7 +124,7 @@ import ValueStoreConfiguration
     }
 
     @Test func aFlagFlippedInTheStoreReachesAConfigReaderWatcher() async throws {
-        let store = ValueStore<Void, Data>.inMemory(flagsDocument(checkout: false))
+        let store = ValueStore<Void, Data>.inMemory(ConfigDocuments.flags(checkout: false))
         let provider = try await ValueStoreConfigProvider<JSONSnapshot>(store: store, name: "flags")
         let config = ConfigReader(providers: [provider])
         let running = Task { try await provider.run() }
@@ -133,7 +134,7 @@ import ValueStoreConfiguration
             for await enabled in updates {
                 seen.append(enabled)
                 if enabled == false {
-                    try await store.save(flagsDocument(checkout: true))
+                    try await store.save(ConfigDocuments.flags(checkout: true))
                 } else {
                     break
                 }
@@ -165,7 +166,7 @@ import ValueStoreConfiguration
 
     @Test func runEndsWhenItsTaskIsCancelled() async throws {
         let provider = try await ValueStoreConfigProvider<JSONSnapshot>(
-            store: .inMemory(flagsDocument(checkout: true)), name: "flags")
+            store: .inMemory(ConfigDocuments.flags(checkout: true)), name: "flags")
         let running = Task { try await provider.run() }
         running.cancel()
         try await running.value
