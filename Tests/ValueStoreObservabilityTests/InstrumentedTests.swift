@@ -18,7 +18,7 @@ import ValueStoreObservability
             as: "counter", logger: emitted.logger, metrics: emitted.metrics, tracer: emitted.tracer)
         _ = try? await store.load()
         try await store.save(1)
-        _ = try await store.update { $0 = ($0 ?? 0) + 1 }
+        _ = try await store.update { $0 += 1 }
         try await store.remove()
 
         let spans = emitted.tracer.finishedSpans
@@ -87,7 +87,7 @@ import ValueStoreObservability
                 // Another writer gets in while the body runs: the update reads again.
                 try Data("10".utf8).write(to: url, options: .atomic)
             }
-            value = (value ?? 0) + 1
+            value += 1
         }
         #expect(runs == 2)
         #expect(try await store.load() == 11)

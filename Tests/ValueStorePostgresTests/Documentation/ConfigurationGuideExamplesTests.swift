@@ -40,7 +40,7 @@ extension PostgresTests {
                         if enabled == true { break }
                     }
                 }
-                try await flipping.value
+                _ = try await flipping.value
                 #expect(seen.last == true)
                 await group.triggerGracefulShutdown()
                 try await running.value
