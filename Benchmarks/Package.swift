@@ -66,6 +66,18 @@ let package = Package(
             dependencies: [.product(name: "ValueStore", package: library), "LatencySupport"],
             path: "Latency/ObservationLatency"
         ),
+        // The instrumented jsonFile load against the bare one, interleaved in one process.
+        .executableTarget(
+            name: "InstrumentedLoad",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "ValueStoreObservability", package: library),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            path: "Latency/InstrumentedLoad"
+        ),
         // The writer process, the clock and the report both latency tools share.
         .target(
             name: "LatencySupport",
