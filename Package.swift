@@ -33,6 +33,35 @@ if ProcessInfo.processInfo.environment["VALUESTORE_WARNINGS_AS_ERRORS"] == "1" {
 /// swift-crypto: the library's only dependency, and only there.
 let withoutCryptoKit: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
 
+/// A product of another package, used only when `trait` is on.
+func product(_ name: String, of package: String, with trait: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: [trait]))
+}
+
+/// What the provider's tests use, in memory and over PostgreSQL: their code is inside
+/// `#if Configuration`.
+let configurationTesting: [Target.Dependency] = [
+    .target(name: "ValueStoreConfiguration", condition: .when(traits: ["Configuration"])),
+    product("Configuration", of: "swift-configuration", with: "Configuration"),
+    product("ConfigurationTesting", of: "swift-configuration", with: "Configuration"),
+    product("ServiceLifecycle", of: "swift-service-lifecycle", with: "Configuration"),
+    product("Logging", of: "swift-log", with: "Configuration"),
+    product("InMemoryLogging", of: "swift-log", with: "Configuration"),
+    product("MetricsTestKit", of: "swift-metrics", with: "Configuration"),
+]
+
+/// What the instrumented stores' tests use, in memory and over PostgreSQL: their code is inside
+/// `#if Observability`.
+let observabilityTesting: [Target.Dependency] = [
+    .target(name: "ValueStoreObservability", condition: .when(traits: ["Observability"])),
+    product("Logging", of: "swift-log", with: "Observability"),
+    product("InMemoryLogging", of: "swift-log", with: "Observability"),
+    product("Metrics", of: "swift-metrics", with: "Observability"),
+    product("MetricsTestKit", of: "swift-metrics", with: "Observability"),
+    product("Tracing", of: "swift-distributed-tracing", with: "Observability"),
+    product("InMemoryTracing", of: "swift-distributed-tracing", with: "Observability"),
+]
+
 let package = Package(
     name: "ValueStore",
     // `Synchronization.Mutex` sets the floor: iOS 18, macOS 15 and their siblings.
@@ -104,13 +133,10 @@ let package = Package(
             name: "ValueStoreConfiguration",
             dependencies: [
                 "ValueStore",
-                .product(
-                    name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
-                    condition: .when(traits: ["Configuration"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Configuration"])),
-                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Configuration"])),
+                product("Configuration", of: "swift-configuration", with: "Configuration"),
+                product("ServiceLifecycle", of: "swift-service-lifecycle", with: "Configuration"),
+                product("Logging", of: "swift-log", with: "Configuration"),
+                product("Metrics", of: "swift-metrics", with: "Configuration"),
             ],
             swiftSettings: strictness
         ),
@@ -119,10 +145,9 @@ let package = Package(
             name: "ValueStoreObservability",
             dependencies: [
                 "ValueStore",
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Observability"])),
-                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Observability"])),
-                .product(
-                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Observability"])),
+                product("Logging", of: "swift-log", with: "Observability"),
+                product("Metrics", of: "swift-metrics", with: "Observability"),
+                product("Tracing", of: "swift-distributed-tracing", with: "Observability"),
             ],
             swiftSettings: strictness
         ),
@@ -135,8 +160,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 // Its live flag, read through a ConfigReader in a second process, with `Configuration`.
                 .target(name: "ValueStoreConfiguration", condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),
+                product("Configuration", of: "swift-configuration", with: "Configuration"),
             ],
             swiftSettings: strictness
         ),
@@ -172,61 +196,20 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 // The provider and the instrumented stores over a real table (Integrations/), with
                 // `PostgreSQL,Configuration,Observability`.
-                .target(name: "ValueStoreConfiguration", condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "ConfigurationTesting", package: "swift-configuration",
-                    condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
-                    condition: .when(traits: ["Configuration"])),
-                .target(name: "ValueStoreObservability", condition: .when(traits: ["Observability"])),
-                .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Observability"])),
-                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Observability"])),
-                .product(
-                    name: "InMemoryTracing", package: "swift-distributed-tracing",
-                    condition: .when(traits: ["Observability"])),
-            ],
+            ] + configurationTesting + observabilityTesting,
             swiftSettings: strictness
         ),
         // The provider in memory and its failures; compiles to nothing without `Configuration`.
         .testTarget(
             name: "ValueStoreConfigurationTests",
-            dependencies: [
-                "ValueStore", "ValueStoreTesting", "ValueStoreTestSupport",
-                .target(name: "ValueStoreConfiguration", condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "ConfigurationTesting", package: "swift-configuration",
-                    condition: .when(traits: ["Configuration"])),
-                .product(
-                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
-                    condition: .when(traits: ["Configuration"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Configuration"])),
-                .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Configuration"])),
-                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Configuration"])),
-            ],
+            dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestSupport"] + configurationTesting,
             swiftSettings: strictness
         ),
         // What the instrumented stores emit, and never emit, over every local backend; compiles to
         // nothing without `Observability`.
         .testTarget(
             name: "ValueStoreObservabilityTests",
-            dependencies: [
-                "ValueStore", "ValueStoreTesting",
-                .target(name: "ValueStoreObservability", condition: .when(traits: ["Observability"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Observability"])),
-                .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Observability"])),
-                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Observability"])),
-                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Observability"])),
-                .product(
-                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Observability"])),
-                .product(
-                    name: "InMemoryTracing", package: "swift-distributed-tracing",
-                    condition: .when(traits: ["Observability"])),
-            ],
+            dependencies: ["ValueStore", "ValueStoreTesting"] + observabilityTesting,
             swiftSettings: strictness
         ),
         // Code written against swift-valuestore 0.1's names, which builds with deprecation
