@@ -154,11 +154,17 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
     @discardableResult
     private func takeIn(_ state: StoredState<Data>, ticket: UInt64) -> (any Error)? {
         let unchanged = storage.withLock { storage in
-            switch state {
-            case .value(let data): storage.data == data
-            case .absent: storage.data == nil && storage.snapshot is EmptySnapshot
-            case .failed: false
+            let unchanged =
+                switch state {
+                case .value(let data): storage.data == data
+                case .absent: storage.data == nil && storage.snapshot is EmptySnapshot
+                case .failed: false
+                }
+            if unchanged {
+                // What this load found is current: an older load that finishes later is not.
+                storage.applied = max(storage.applied, ticket)
             }
+            return unchanged
         }
         if unchanged {
             return nil
