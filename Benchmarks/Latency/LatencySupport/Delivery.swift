@@ -76,13 +76,13 @@ public struct Deliveries {
         writerArguments: [String],
         settle: Duration
     ) async throws -> [Deliveries] {
-        let arrivals = followers.map { _ in Mutex<[Int: UInt64]>([:]) }
+        let arrivals = followers.map { _ in Arrivals() }
         // Detached: top-level code runs on the main actor, which waits for the writer below.
         let following = followers.enumerated().map { index, follow in
             Task.detached {
                 await follow { value in
                     let now = monotonicNanoseconds()
-                    arrivals[index].withLock { $0[value] = $0[value] ?? now }
+                    arrivals[index].times.withLock { $0[value] = $0[value] ?? now }
                 }
             }
         }
@@ -105,7 +105,7 @@ public struct Deliveries {
             var deliveries = Deliveries()
             for line in String(decoding: printed, as: UTF8.self).split(separator: "\n") {
                 let fields = line.split(separator: " ").compactMap { UInt64($0) }
-                guard fields.count == 3, let arrived = arrivals[index].withLock({ $0[Int(fields[0])] }) else {
+                guard fields.count == 3, let arrived = arrivals[index].times.withLock({ $0[Int(fields[0])] }) else {
                     continue
                 }
                 deliveries.fromStart.append(arrived > fields[1] ? Double(arrived - fields[1]) / 1_000_000 : 0)
@@ -113,6 +113,11 @@ public struct Deliveries {
             }
             return deliveries
         }
+    }
+
+    /// When each value first arrived at one follower, on the monotonic clock.
+    final class Arrivals: Sendable {
+        let times = Mutex<[Int: UInt64]>([:])
     }
 
     /// Prints how many of `count` saves arrived and both summaries; exits with 1 when none did.
