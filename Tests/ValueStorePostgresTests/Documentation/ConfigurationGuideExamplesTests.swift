@@ -44,6 +44,8 @@ extension PostgresTests {
                 #expect(seen.last == true)
                 await group.triggerGracefulShutdown()
                 try await running.value
+                // The PostgreSQL guide's examples keep `Flags` in this row.
+                try await otherInstance.dataStore("flags").remove()
             }
         }
     }
