@@ -13,6 +13,16 @@ let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deleti
 /// configuration provider's delivery (PostgresConfigLatency) comes with them.
 let withPostgres = ProcessInfo.processInfo.environment["VALUESTORE_BENCHMARK_POSTGRES"] == "1"
 
+/// The library and what an instrumented store is measured with: the no-op backends of swift-log,
+/// swift-metrics and swift-distributed-tracing.
+let instrumented: [Target.Dependency] = [
+    .product(name: "ValueStore", package: library),
+    .product(name: "ValueStoreObservability", package: library),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "Metrics", package: "swift-metrics"),
+    .product(name: "Tracing", package: "swift-distributed-tracing"),
+]
+
 let package = Package(
     name: "ValueStoreBenchmarks",
     platforms: [.macOS(.v15)],
@@ -38,15 +48,9 @@ let package = Package(
         .executableTarget(
             name: "FileBenchmarks",
             dependencies: [
-                .product(name: "ValueStore", package: library),
-                // The instrumented load's row, with the no-op backends of each.
-                .product(name: "ValueStoreObservability", package: library),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
-            ],
+            ] + instrumented,
             path: "Benchmarks/FileBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
@@ -69,13 +73,7 @@ let package = Package(
         // The instrumented jsonFile load against the bare one, interleaved in one process.
         .executableTarget(
             name: "InstrumentedLoad",
-            dependencies: [
-                .product(name: "ValueStore", package: library),
-                .product(name: "ValueStoreObservability", package: library),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-            ],
+            dependencies: instrumented,
             path: "Latency/InstrumentedLoad"
         ),
         // The writer process, the clock and the report both latency tools share.
@@ -114,9 +112,15 @@ if withPostgres {
                 .product(name: "ValueStore", package: library),
                 .product(name: "ValueStorePostgres", package: library),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                "LatencySupport",
+                "LatencySupport", "PostgresLatencySupport",
             ],
             path: "Latency/PostgresLatency"
+        ),
+        // The client both PostgreSQL latency tools measure through.
+        .target(
+            name: "PostgresLatencySupport",
+            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Latency/PostgresLatencySupport"
         ),
         // A ConfigReader's delivery of a flag another process saves, beside changes() of the
         // same row, by clock.
@@ -128,7 +132,7 @@ if withPostgres {
                 .product(name: "ValueStoreConfiguration", package: library),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Configuration", package: "swift-configuration"),
-                "LatencySupport",
+                "LatencySupport", "PostgresLatencySupport",
             ],
             path: "Latency/PostgresConfigLatency"
         ),

@@ -9,22 +9,13 @@
 import Configuration
 import Foundation
 import LatencySupport
+import PostgresLatencySupport
 import PostgresNIO
 import ValueStore
 import ValueStoreConfiguration
 import ValueStorePostgres
 
-let environment = ProcessInfo.processInfo.environment
-guard let host = environment["PGHOST"], let user = environment["PGUSER"] else {
-    print("no PGHOST and PGUSER: run under pg_virtualenv")
-    exit(1)
-}
-let client = PostgresClient(
-    configuration: .init(
-        host: host, port: environment["PGPORT"].flatMap(Int.init) ?? 5432, username: user,
-        password: environment["PGPASSWORD"], database: environment["PGDATABASE"], tls: .disable),
-    backgroundLogger: Logger(label: "latency"))
-let running = Task.detached { await client.run() }
+let client = runningClientFromEnvironment()
 
 /// The row as a number, stored as the JSON document `{"count": N}` that the provider parses.
 func counter(in table: PostgresValueTable) -> ValueStore<Void, Int> {
@@ -71,5 +62,4 @@ let deliveries = try await Deliveries.measure(
 deliveries[0].report("changes() of the row, cross-process", of: count)
 deliveries[1].report("ConfigReader watcher through ValueStoreConfigProvider, cross-process", of: count)
 following.cancel()
-running.cancel()
 exit(deliveries[1].median < 5 && deliveries[1].p99 < 20 ? 0 : 1)
