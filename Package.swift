@@ -33,6 +33,35 @@ if ProcessInfo.processInfo.environment["VALUESTORE_WARNINGS_AS_ERRORS"] == "1" {
 /// swift-crypto: the library's only dependency, and only there.
 let withoutCryptoKit: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
 
+/// A product of another package, used only when `trait` is on.
+func product(_ name: String, of package: String, with trait: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: [trait]))
+}
+
+/// What the provider's tests use, in memory and over PostgreSQL: their code is inside
+/// `#if Configuration`.
+let configurationTesting: [Target.Dependency] = [
+    .target(name: "ValueStoreConfiguration", condition: .when(traits: ["Configuration"])),
+    product("Configuration", of: "swift-configuration", with: "Configuration"),
+    product("ConfigurationTesting", of: "swift-configuration", with: "Configuration"),
+    product("ServiceLifecycle", of: "swift-service-lifecycle", with: "Configuration"),
+    product("Logging", of: "swift-log", with: "Configuration"),
+    product("InMemoryLogging", of: "swift-log", with: "Configuration"),
+    product("MetricsTestKit", of: "swift-metrics", with: "Configuration"),
+]
+
+/// What the instrumented stores' tests use, in memory and over PostgreSQL: their code is inside
+/// `#if Observability`.
+let observabilityTesting: [Target.Dependency] = [
+    .target(name: "ValueStoreObservability", condition: .when(traits: ["Observability"])),
+    product("Logging", of: "swift-log", with: "Observability"),
+    product("InMemoryLogging", of: "swift-log", with: "Observability"),
+    product("Metrics", of: "swift-metrics", with: "Observability"),
+    product("MetricsTestKit", of: "swift-metrics", with: "Observability"),
+    product("Tracing", of: "swift-distributed-tracing", with: "Observability"),
+    product("InMemoryTracing", of: "swift-distributed-tracing", with: "Observability"),
+]
+
 let package = Package(
     name: "ValueStore",
     // `Synchronization.Mutex` sets the floor: iOS 18, macOS 15 and their siblings.
@@ -42,6 +71,10 @@ let package = Package(
         .library(name: "ValueStoreTesting", targets: ["ValueStoreTesting"]),
         // PostgreSQL: compiles to an empty module unless the `PostgreSQL` trait is on.
         .library(name: "ValueStorePostgres", targets: ["ValueStorePostgres"]),
+        // A swift-configuration provider over any store: empty unless the `Configuration` trait is on.
+        .library(name: "ValueStoreConfiguration", targets: ["ValueStoreConfiguration"]),
+        // Logs, metrics and traces of any store: empty unless the `Observability` trait is on.
+        .library(name: "ValueStoreObservability", targets: ["ValueStoreObservability"]),
     ],
     // Optional integrations, each off by default so the default graph stays small.
     traits: [
@@ -49,12 +82,30 @@ let package = Package(
             name: "PostgreSQL",
             description: "Stores shared across machines in a PostgreSQL table (ValueStorePostgres), "
                 + "through vapor/postgres-nio."
-        )
+        ),
+        .trait(
+            name: "Configuration",
+            description: "A swift-configuration provider over any store (ValueStoreConfiguration), "
+                + "through apple/swift-configuration and swift-service-lifecycle."
+        ),
+        .trait(
+            name: "Observability",
+            description: "Logs, metrics and traces of every operation of a store (ValueStoreObservability), "
+                + "through swift-log, swift-metrics and swift-distributed-tracing."
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         // Resolved only by a dependent that enables the `PostgreSQL` trait.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        // Resolved only by a dependent that enables the `Configuration` trait.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.8.0"),
+        // Resolved only by a dependent that enables `Observability` (or `Configuration`, whose
+        // provider logs and counts what it cannot throw, as swift-configuration's own providers do).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.7.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.0"),
     ],
     targets: [
         .target(
@@ -77,6 +128,29 @@ let package = Package(
             ],
             swiftSettings: strictness
         ),
+        // A swift-configuration provider over any store: code inside `#if Configuration`.
+        .target(
+            name: "ValueStoreConfiguration",
+            dependencies: [
+                "ValueStore",
+                product("Configuration", of: "swift-configuration", with: "Configuration"),
+                product("ServiceLifecycle", of: "swift-service-lifecycle", with: "Configuration"),
+                product("Logging", of: "swift-log", with: "Configuration"),
+                product("Metrics", of: "swift-metrics", with: "Configuration"),
+            ],
+            swiftSettings: strictness
+        ),
+        // Spans, metrics and logs of every operation: code inside `#if Observability`.
+        .target(
+            name: "ValueStoreObservability",
+            dependencies: [
+                "ValueStore",
+                product("Logging", of: "swift-log", with: "Observability"),
+                product("Metrics", of: "swift-metrics", with: "Observability"),
+                product("Tracing", of: "swift-distributed-tracing", with: "Observability"),
+            ],
+            swiftSettings: strictness
+        ),
         // Two processes sharing a value through PostgreSQL (README, "Sharing values across machines").
         .executableTarget(
             name: "ValueStorePostgresDemo",
@@ -84,6 +158,9 @@ let package = Package(
                 "ValueStore",
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                // Its live flag, read through a ConfigReader in a second process, with `Configuration`.
+                .target(name: "ValueStoreConfiguration", condition: .when(traits: ["Configuration"])),
+                product("Configuration", of: "swift-configuration", with: "Configuration"),
             ],
             swiftSettings: strictness
         ),
@@ -117,7 +194,22 @@ let package = Package(
                 "ValueStore", "ValueStoreTesting", "ValueStoreTestHelper", "ValueStoreTestSupport",
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
-            ],
+                // The provider and the instrumented stores over a real table (Integrations/), with
+                // `PostgreSQL,Configuration,Observability`.
+            ] + configurationTesting + observabilityTesting,
+            swiftSettings: strictness
+        ),
+        // The provider in memory and its failures; compiles to nothing without `Configuration`.
+        .testTarget(
+            name: "ValueStoreConfigurationTests",
+            dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestSupport"] + configurationTesting,
+            swiftSettings: strictness
+        ),
+        // What the instrumented stores emit, and never emit, over every local backend; compiles to
+        // nothing without `Observability`.
+        .testTarget(
+            name: "ValueStoreObservabilityTests",
+            dependencies: ["ValueStore", "ValueStoreTesting"] + observabilityTesting,
             swiftSettings: strictness
         ),
         // Code written against swift-valuestore 0.1's names, which builds with deprecation

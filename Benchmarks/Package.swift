@@ -9,8 +9,19 @@ import PackageDescription
 let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 /// The PostgreSQL rows build postgres-nio and need a server, so they are built only when asked:
-/// `VALUESTORE_BENCHMARK_POSTGRES=1 pg_virtualenv ./ratios.sh --target PostgresBenchmarks`.
+/// `VALUESTORE_BENCHMARK_POSTGRES=1 pg_virtualenv ./ratios.sh --target PostgresBenchmarks`. The
+/// configuration provider's delivery (PostgresConfigLatency) comes with them.
 let withPostgres = ProcessInfo.processInfo.environment["VALUESTORE_BENCHMARK_POSTGRES"] == "1"
+
+/// The library and what an instrumented store is measured with: the no-op backends of swift-log,
+/// swift-metrics and swift-distributed-tracing.
+let instrumented: [Target.Dependency] = [
+    .product(name: "ValueStore", package: library),
+    .product(name: "ValueStoreObservability", package: library),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "Metrics", package: "swift-metrics"),
+    .product(name: "Tracing", package: "swift-distributed-tracing"),
+]
 
 let package = Package(
     name: "ValueStoreBenchmarks",
@@ -19,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         // The raw seal the encrypted store is judged against; CryptoKit on Apple platforms.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        // The no-op backends the instrumented load is measured with.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.7.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.0"),
     ],
     targets: [
         .executableTarget(
@@ -33,10 +48,9 @@ let package = Package(
         .executableTarget(
             name: "FileBenchmarks",
             dependencies: [
-                .product(name: "ValueStore", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
-            ],
+            ] + instrumented,
             path: "Benchmarks/FileBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
@@ -56,6 +70,12 @@ let package = Package(
             dependencies: [.product(name: "ValueStore", package: library), "LatencySupport"],
             path: "Latency/ObservationLatency"
         ),
+        // The instrumented jsonFile load against the bare one, interleaved in one process.
+        .executableTarget(
+            name: "InstrumentedLoad",
+            dependencies: instrumented,
+            path: "Latency/InstrumentedLoad"
+        ),
         // The writer process, the clock and the report both latency tools share.
         .target(
             name: "LatencySupport",
@@ -66,10 +86,10 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// With the PostgreSQL trait, for PostgresBenchmarks and PostgresLatency (run them under
-// pg_virtualenv); the other targets use only ValueStore.
+// Observability for the instrumented row; with PostgreSQL and Configuration too, for
+// PostgresBenchmarks, PostgresLatency and PostgresConfigLatency (run them under pg_virtualenv).
 package.dependencies += [
-    withPostgres ? .package(path: "..", traits: ["PostgreSQL"]) : .package(path: "..")
+    .package(path: "..", traits: withPostgres ? ["Observability", "PostgreSQL", "Configuration"] : ["Observability"])
 ]
 if withPostgres {
     package.dependencies.append(.package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"))
@@ -92,9 +112,30 @@ if withPostgres {
                 .product(name: "ValueStore", package: library),
                 .product(name: "ValueStorePostgres", package: library),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                "LatencySupport",
+                "LatencySupport", "PostgresLatencySupport",
             ],
             path: "Latency/PostgresLatency"
         ),
+        // The client both PostgreSQL latency tools measure through.
+        .target(
+            name: "PostgresLatencySupport",
+            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Latency/PostgresLatencySupport"
+        ),
+        // A ConfigReader's delivery of a flag another process saves, beside changes() of the
+        // same row, by clock.
+        .executableTarget(
+            name: "PostgresConfigLatency",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "ValueStorePostgres", package: library),
+                .product(name: "ValueStoreConfiguration", package: library),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                "LatencySupport", "PostgresLatencySupport",
+            ],
+            path: "Latency/PostgresConfigLatency"
+        ),
     ]
+    package.dependencies.append(.package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"))
 }

@@ -38,6 +38,7 @@ let benchmarks: @Sendable () -> Void = {
         registerRows(format, value: Library.sample, size: "600 KB", saves: .largeValue, loads: .largeValue)
     }
     registerDegradedHitRow()
+    registerInstrumentedRows()
     registerUpdateRows()
     registerVersionedRows()
     registerComparisons()

@@ -55,14 +55,34 @@ public struct Deliveries {
         writerArguments: [String],
         settle: Duration
     ) async throws -> Deliveries {
-        let arrivals = Mutex<[Int: UInt64]>([:])
         let changes = observed.changes()
+        let deliveries = try await measure(
+            following: [
+                { arrived in
+                    for await state in changes {
+                        if case .value(let value) = state { arrived(value) }
+                    }
+                }
+            ],
+            writerArguments: writerArguments, settle: settle)
+        return deliveries[0]
+    }
+
+    /// Runs each follower, which calls `arrived` with each value it sees, while this program
+    /// runs again as the writer with `writerArguments` (after `--writer`), waiting `settle` first
+    /// so the followers are listening; returns each follower's deliveries, from the same saves.
+    public static func measure(
+        following followers: [@Sendable (_ arrived: @escaping @Sendable (_ value: Int) -> Void) async -> Void],
+        writerArguments: [String],
+        settle: Duration
+    ) async throws -> [Deliveries] {
+        let arrivals = followers.map { _ in Arrivals() }
         // Detached: top-level code runs on the main actor, which waits for the writer below.
-        let following = Task.detached {
-            for await state in changes {
-                let now = monotonicNanoseconds()
-                if case .value(let value) = state {
-                    arrivals.withLock { $0[value] = $0[value] ?? now }
+        let following = followers.enumerated().map { index, follow in
+            Task.detached {
+                await follow { value in
+                    let now = monotonicNanoseconds()
+                    arrivals[index].times.withLock { $0[value] = $0[value] ?? now }
                 }
             }
         }
@@ -77,16 +97,27 @@ public struct Deliveries {
         let printed = await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
         writer.waitUntilExit()
         try await Task.sleep(for: .milliseconds(200))
-        following.cancel()
-
-        var deliveries = Deliveries()
-        for line in String(decoding: printed, as: UTF8.self).split(separator: "\n") {
-            let fields = line.split(separator: " ").compactMap { UInt64($0) }
-            guard fields.count == 3, let arrived = arrivals.withLock({ $0[Int(fields[0])] }) else { continue }
-            deliveries.fromStart.append(arrived > fields[1] ? Double(arrived - fields[1]) / 1_000_000 : 0)
-            deliveries.fromEnd.append(arrived > fields[2] ? Double(arrived - fields[2]) / 1_000_000 : 0)
+        for task in following {
+            task.cancel()
         }
-        return deliveries
+
+        return arrivals.indices.map { index in
+            var deliveries = Deliveries()
+            for line in String(decoding: printed, as: UTF8.self).split(separator: "\n") {
+                let fields = line.split(separator: " ").compactMap { UInt64($0) }
+                guard fields.count == 3, let arrived = arrivals[index].times.withLock({ $0[Int(fields[0])] }) else {
+                    continue
+                }
+                deliveries.fromStart.append(arrived > fields[1] ? Double(arrived - fields[1]) / 1_000_000 : 0)
+                deliveries.fromEnd.append(arrived > fields[2] ? Double(arrived - fields[2]) / 1_000_000 : 0)
+            }
+            return deliveries
+        }
+    }
+
+    /// When each value first arrived at one follower, on the monotonic clock.
+    final class Arrivals: Sendable {
+        let times = Mutex<[Int: UInt64]>([:])
     }
 
     /// Prints how many of `count` saves arrived and both summaries; exits with 1 when none did.

@@ -9,21 +9,12 @@
 
 import Foundation
 import LatencySupport
+import PostgresLatencySupport
 import PostgresNIO
 import ValueStore
 import ValueStorePostgres
 
-let environment = ProcessInfo.processInfo.environment
-guard let host = environment["PGHOST"], let user = environment["PGUSER"] else {
-    print("no PGHOST and PGUSER: run under pg_virtualenv")
-    exit(1)
-}
-let client = PostgresClient(
-    configuration: .init(
-        host: host, port: environment["PGPORT"].flatMap(Int.init) ?? 5432, username: user,
-        password: environment["PGPASSWORD"], database: environment["PGDATABASE"], tls: .disable),
-    backgroundLogger: Logger(label: "latency"))
-let running = Task.detached { await client.run() }
+let client = runningClientFromEnvironment()
 
 let arguments = CommandLine.arguments
 if arguments.count == 4, arguments[1] == "--writer" {
@@ -40,5 +31,4 @@ let deliveries = try await Deliveries.measure(
 // From the end of the save: the notification is sent at commit, so it can arrive before the
 // writer's save has returned.
 deliveries.report("PostgreSQL cross-process delivery", of: count)
-running.cancel()
 exit(deliveries.median < 5 && deliveries.p99 < 20 ? 0 : 1)

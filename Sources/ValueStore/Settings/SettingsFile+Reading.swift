@@ -137,16 +137,30 @@ extension SettingsFile {
         file.fileSystem.changes.watcher(of: file.directory) != nil
     }
 
-    /// Restarts the watch if its directory is not watched (it was missing as the watch started),
-    /// so that other processes' changes are seen once a commit has created it.
+    /// Restarts the watch if its directory is not watched (it was missing as the watch started,
+    /// or the watch was lost), so that other processes' changes are seen once a commit has
+    /// created it. A restart while the registry counts the directory's watch as lost is reported
+    /// as a ``ValueStoreEvent/Kind/settingsWatchRestarted`` event, once per loss.
     func watchAgainIfTheDirectoryWasMissing() {
         guard !isWatchingTheDirectory else { return }
-        let stale = state.withLock { state -> Task<Void, Never>? in
+        let trouble = file.fileSystem.changes.trouble(of: file.directory)
+        let (stale, report) = state.withLock { state -> (Task<Void, Never>?, Bool) in
             defer { state.watch = nil }
-            return state.watch
+            let report = trouble != nil && trouble != state.reportedTrouble
+            if report {
+                state.reportedTrouble = trouble
+            }
+            return (state.watch, report)
         }
         stale?.cancel()
         startWatching()
+        if report {
+            ValueStoreEvent.report(
+                ValueStoreEvent(
+                    .settingsWatchRestarted, source: label,
+                    message: "its directory's watch was lost; following the file again, and reading it on "
+                        + "every load until the directory is watched"))
+        }
     }
 
     /// Makes `contents` the known contents (`nil`: unknown, read the file next time), unless they

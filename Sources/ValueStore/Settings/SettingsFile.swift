@@ -75,6 +75,9 @@ public final class SettingsFile: Sendable {
         /// The entries the key streams were last signalled for, so that only the keys whose entry
         /// changed are signalled.
         var signalled = Signalled.unknown
+        /// The loss of the directory's watch last reported (see ``FileChanges/trouble(of:)``), so
+        /// that each loss is reported once.
+        var reportedTrouble: UInt64?
     }
 
     /// What the key streams last saw.

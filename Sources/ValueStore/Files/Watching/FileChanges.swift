@@ -40,6 +40,10 @@ import Android
 /// Whenever a directory becomes watched again, is replaced, or its watcher's queue overflowed,
 /// every observed file in it is signalled, since changes may have gone unseen.
 ///
+/// An operator hears of a watch lost, one that cannot be made and one restored through
+/// ``ValueStoreEvent`` (once per trouble, not once per retry), reported after the lock is
+/// released.
+///
 /// While nobody observes a path, a write costs one dictionary look-up under a lock.
 final class FileChanges: Sendable {
     /// Starts watching a directory: its entries, or for ``DirectoryEvent/Interest/creation`` the
@@ -114,6 +118,9 @@ final class FileChanges: Sendable {
         /// The number of the current watch: events from a watcher replaced since are ignored.
         var id: UInt64
         var streams = 0
+        /// Set while an event said the directory is not watched, so its recovery is reported too:
+        /// a number that differs for each such episode.
+        var trouble: UInt64?
     }
 
     private struct State {
@@ -122,9 +129,24 @@ final class FileChanges: Sendable {
         var nextID: UInt64 = 0
         /// Whether the ticks that follow the paths run: from the first stream to the last.
         var ticking = false
+        /// Events recorded under the lock, reported once it is released.
+        var events: [ValueStoreEvent] = []
     }
 
     private let state = Locked(State())
+
+    /// Runs `body` under the lock, then reports the events it recorded, outside the lock.
+    private func changingState<Result>(_ body: (inout State) -> sending Result) -> Result {
+        let (result, events) = state.withLock { state -> (Result, [ValueStoreEvent]) in
+            let result = body(&state)
+            defer { state.events.removeAll() }
+            return (result, state.events)
+        }
+        for event in events {
+            ValueStoreEvent.report(event)
+        }
+        return result
+    }
 
     /// How many observed directories are not watched, in every registry: zero on the healthy
     /// path, where a cache needs no check before answering from memory.
@@ -139,7 +161,7 @@ final class FileChanges: Sendable {
         FileFreshness.recording?.depend(on: path, in: directory, changes: self)
         // What the path names now, to compare with a watch made before.
         let current = FileIdentity(of: directory)
-        let (broadcaster, replaced, rearmed, startTicks) = state.withLock { state in
+        let (broadcaster, replaced, rearmed, startTicks) = changingState { state in
             state.paths[path, default: Path(directory: directory)].streams += 1
             var replaced: (any DirectoryWatch)?
             var rearmed = false
@@ -156,6 +178,7 @@ final class FileChanges: Sendable {
                 state.directories[directory] = Directory(
                     watch: arm(directory, id: id), id: id)
                 updateHealth(from: nil, to: state.directories[directory]!.watch)
+                noteChange(of: directory, from: nil, &state)
             }
             state.directories[directory]!.streams += 1
             let startTicks = !state.ticking
@@ -285,7 +308,7 @@ final class FileChanges: Sendable {
                     !onlyUnwatched && watch.isStale(naming: FileIdentity(of: directory))
                 }
             guard stale else { continue }
-            let (replaced, signal) = state.withLock { state -> ((any DirectoryWatch)?, Bool) in
+            let (replaced, signal) = changingState { state -> ((any DirectoryWatch)?, Bool) in
                 guard let entry = state.directories[directory], entry.id == id else { return (nil, false) }
                 let (replaced, watched) = rearm(directory, &state)
                 return (replaced, watched || entry.watch.isWatching)
@@ -358,12 +381,61 @@ final class FileChanges: Sendable {
         state.directories[directory]!.watch = watch
         state.directories[directory]!.id = id
         updateHealth(from: old.watch, to: watch)
+        noteChange(of: directory, from: old.watch, &state)
         return (old.watch.watcher, watch.isWatching)
+    }
+
+    /// Records the event an operator should hear of now that `directory`'s watch, which was
+    /// `old` (`nil`: none yet), is what the state holds: lost, not possible, or back after one
+    /// of those. A retry that changes nothing reports nothing.
+    private func noteChange(of directory: String, from old: Watch?, _ state: inout State) {
+        guard let entry = state.directories[directory] else { return }
+        let new = entry.watch
+        let event: ValueStoreEvent?
+        switch (old, new) {
+        case (_, .unwatched):
+            event =
+                entry.trouble != nil
+                ? nil
+                : ValueStoreEvent(
+                    .watchUnavailable, severity: .warning, source: "directory '\(directory)'",
+                    message: "no watch can be made (no inotify watch left, or no permission): only this "
+                        + "process's writes are seen there; trying again every \(retryInterval)")
+        case (.watching?, .waiting):
+            event = ValueStoreEvent(
+                .watchLost, source: "directory '\(directory)'",
+                message: "the directory was deleted or moved away; waiting for it to appear, then every "
+                    + "observed file in it is reloaded")
+        case (.watching(_, let before)?, .watching(_, let after)) where !before.isSameFile(as: after):
+            event = ValueStoreEvent(
+                .watchLost, source: "directory '\(directory)'",
+                message: "the path names another directory now (replaced, or a link on the way changed); "
+                    + "watching it, and every observed file in it is reloaded")
+        case (_, .watching) where entry.trouble != nil:
+            event = ValueStoreEvent(
+                .watchRestored, source: "directory '\(directory)'",
+                message: "watched again; every observed file in it is reloaded")
+        default:
+            event = nil
+        }
+        guard let event else { return }
+        state.events.append(event)
+        if event.kind == .watchRestored {
+            state.directories[directory]!.trouble = nil
+        } else if entry.trouble == nil {
+            state.directories[directory]!.trouble = nextID(&state)
+        }
+    }
+
+    /// A number for the current loss of `directory`'s watch, the same until it is watched again,
+    /// or `nil` while it is watched, was never lost, or is observed by no stream.
+    func trouble(of directory: String) -> UInt64? {
+        state.withLock { $0.directories[directory]?.trouble }
     }
 
     /// Arms `directory` again and, once it is watched, signals every file in it.
     private func rearmNow(_ directory: String) {
-        let (replaced, watched) = state.withLock { state -> ((any DirectoryWatch)?, Bool) in
+        let (replaced, watched) = changingState { state -> ((any DirectoryWatch)?, Bool) in
             guard let entry = state.directories[directory], !entry.watch.isWatching else { return (nil, false) }
             return rearm(directory, &state)
         }
@@ -409,7 +481,7 @@ final class FileChanges: Sendable {
 
     /// What a watcher of `directory` (or of its ancestor, while it is missing) reported.
     private func receive(_ events: [DirectoryEvent], in directory: String, from id: UInt64) {
-        let (replaced, changes) = state.withLock { state -> ((any DirectoryWatch)?, [DirectoryEvent]) in
+        let (replaced, changes) = changingState { state -> ((any DirectoryWatch)?, [DirectoryEvent]) in
             guard let entry = state.directories[directory], entry.id == id else { return (nil, []) }
             switch entry.watch {
             case .watching:

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// The package's traits keep the default graph small: a dependent that enables none of them
+/// resolves swift-crypto (and its swift-asn1) and nothing more, and one that enables a trait gets
+/// that trait's packages. Checked by resolving the fixture package `Tests/Fixtures/NoTraits`,
+/// which depends on every product, with SwiftPM itself.
+@Suite(.serialized) struct PackageTraitTests {
+    @Test func aDependentThatEnablesNoTraitResolvesNothingMore() async throws {
+        let packages = try await Self.resolvedPackages(traits: nil)
+        #expect(packages == ["swift-asn1", "swift-crypto"])
+    }
+
+    @Test func aDependentThatEnablesConfigurationGetsItsPackagesOnly() async throws {
+        let packages = try await Self.resolvedPackages(traits: "Configuration")
+        #expect(packages.isSuperset(of: ["swift-configuration", "swift-service-lifecycle", "swift-log"]))
+        #expect(packages.isDisjoint(with: ["postgres-nio", "swift-nio", "swift-distributed-tracing"]))
+    }
+
+    /// The identities of every package the fixture resolves, beside itself and the library.
+    static func resolvedPackages(traits: String?) async throws -> Set<String> {
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "fixture-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let output = scratch.appending(path: "dependencies.json")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "swift", "package", "--package-path",
+            DocumentationTests.root.appending(path: "Tests/Fixtures/NoTraits").path(percentEncoded: false),
+            "--scratch-path", scratch.path(percentEncoded: false),
+            "show-dependencies", "--format", "json", "--output-path", output.path(percentEncoded: false),
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["VALUESTORE_FIXTURE_TRAITS"] = traits
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+        #expect(process.terminationStatus == 0, "swift package show-dependencies failed")
+        let graph = try JSONSerialization.jsonObject(with: Data(contentsOf: output))
+        var identities: Set<String> = []
+        func collect(_ node: Any) {
+            guard let node = node as? [String: Any] else { return }
+            if let identity = node["identity"] as? String {
+                identities.insert(identity)
+            }
+            for child in node["dependencies"] as? [Any] ?? [] {
+                collect(child)
+            }
+        }
+        collect(graph)
+        let library = DocumentationTests.root.lastPathComponent.lowercased()
+        return identities.subtracting(["notraits", library])
+    }
+}
