@@ -297,6 +297,22 @@ final class PostgresListener: Sendable {
         case (.failed(let old), .failed(let new)) where "\(old)" == "\(new)": return
         default: signalEveryKey()
         }
+        // What cannot be thrown reaches the app's logs through the core's event hook, once per
+        // change of health.
+        switch health {
+        case .following where listens.load(ordering: .relaxed) > 1:
+            ValueStoreEvent.report(
+                ValueStoreEvent(
+                    .listeningAgain, source: label,
+                    message: "listening again on a new connection; every observed key was reloaded"))
+        case .failed(let error):
+            ValueStoreEvent.report(
+                ValueStoreEvent(
+                    .cannotListen, severity: .warning, source: label,
+                    message: (error as? ValueStoreError)?.reason ?? "\(error)"))
+        default:
+            break
+        }
     }
 
     /// Why a heartbeat failed.

@@ -29,6 +29,8 @@ extension PostgresTests {
                         let remote = try PostgresValueTable(client: there, name: name).store("count", as: Int.self)
                         let states = RecordedStates(table.store("count", as: Int.self).changes())
                         defer { states.cancel() }
+                        let events = RecordedEvents(source: table.label)
+                        defer { events.stop() }
                         #expect(await eventually { !states.states.isEmpty })
                         try await remote.save(1)
                         #expect(await eventually { states.values.contains(1) }, "listening")
@@ -36,6 +38,9 @@ extension PostgresTests {
                         // nothing arrives and nothing closes. New connections pass.
                         forwarder.blackholeOpenConnections()
                         try await remote.save(2)
+                        #expect(
+                            await eventually(seconds: 10) { events.contains { $0.kind == .listeningAgain } },
+                            "the core's event hook hears that it listens again: \(events.all)")
                         #expect(
                             await eventually(seconds: 10) { states.values.contains(2) },
                             "a dead listening connection is found within two heartbeats and replaced: \(states.states)")
@@ -149,12 +154,17 @@ extension PostgresTests {
                     client in
                     let table = try Self.table(client, name: PostgresServer.scratchName())
                     try await table.createIfNeeded()
+                    let events = RecordedEvents(source: table.label)
+                    defer { events.stop() }
                     let states = RecordedStates(table.store("count", as: Int.self).changes())
                     defer { states.cancel() }
                     #expect(
                         await eventually {
                             states.failures.contains { $0.code == .unavailable && "\($0)".contains("pooler") }
                         }, "\(states.states)")
+                    #expect(
+                        await eventually { events.contains { $0.kind == .cannotListen && $0.severity == .warning } },
+                        "the core's event hook hears it, as a warning: \(events.all)")
                 }
             }
         }
