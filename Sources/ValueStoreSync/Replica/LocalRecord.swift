@@ -1,0 +1,80 @@
+import Foundation
+
+/// One synced key on the device: its value (or removal), stamp and base, and whether the server
+/// has it. Stored as one entry of the replica's settings file, so a local change is one durable
+/// commit of one entry, its outbox mark included.
+struct LocalRecord: Hashable, Sendable, Codable {
+    /// The value's bytes, or `nil` for a removal.
+    var value: Data?
+    var stamp: HybridTimestamp
+    /// The stamp of the record this one was made on: what a push sends as its base.
+    var base: HybridTimestamp?
+    var policy: SyncRecord.Policy
+    /// The server's version of this very record, once the server acknowledged or sent it; `nil`
+    /// while it is pending, in the outbox.
+    var version: ServerVersion?
+    /// While pending: the last record the server confirmed for the key, which the change
+    /// descends from (a merge's base, and what discarding the change goes back to).
+    var synced: SyncRecord?
+
+    /// Whether the change waits to be pushed.
+    var isPending: Bool { version == nil }
+
+    /// A record the server sent or acknowledged.
+    init(synced record: SyncRecord) {
+        value = record.value
+        stamp = record.stamp
+        base = record.base
+        policy = record.policy
+        version = record.version ?? .zero
+        synced = nil
+    }
+
+    /// A pending change.
+    init(
+        value: Data?,
+        stamp: HybridTimestamp,
+        base: HybridTimestamp?,
+        policy: SyncRecord.Policy,
+        synced: SyncRecord?
+    ) {
+        self.value = value
+        self.stamp = stamp
+        self.base = base
+        self.policy = policy
+        self.version = nil
+        self.synced = synced
+    }
+
+    /// The record as the server sees it: the change to push, or the record it sent.
+    func record(key: String) -> SyncRecord {
+        SyncRecord(key: key, value: value, stamp: stamp, base: base, policy: policy, version: version)
+    }
+
+    /// The server's state this record descends from: itself when synced, its `synced` while
+    /// pending.
+    func confirmed(key: String) -> SyncRecord? {
+        isPending ? synced : record(key: key)
+    }
+
+    /// A new local change made on this record (`nil`: on nothing): its base is this record, or,
+    /// while this one is still pending, the record this one was made on, since the two changes
+    /// reach the server as one.
+    static func change(
+        on previous: LocalRecord?,
+        key: String,
+        value: Data?,
+        stamp: HybridTimestamp,
+        policy: SyncRecord.Policy
+    ) -> LocalRecord {
+        guard let previous else {
+            return LocalRecord(value: value, stamp: stamp, base: nil, policy: policy, synced: nil)
+        }
+        if previous.isPending {
+            return LocalRecord(
+                value: value, stamp: stamp, base: previous.base, policy: policy, synced: previous.synced)
+        }
+        return LocalRecord(
+            value: value, stamp: stamp, base: previous.stamp, policy: policy, synced: previous.record(key: key))
+    }
+}

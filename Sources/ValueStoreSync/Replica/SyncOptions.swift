@@ -1,0 +1,56 @@
+public import ValueStore
+
+/// How a replica syncs: its clock, what its first sync does with earlier edits, its files, the
+/// sizes of its requests, and the pace of ``SyncReplica/run()``.
+///
+/// ```swift
+/// var options = SyncOptions()
+/// options.clock = SyncClock { Date().addingTimeInterval(-600) }
+/// options.firstSync = .keepRemote
+/// ```
+public struct SyncOptions: Sendable {
+    /// What a replica does with edits made before its first complete pull, on keys the server
+    /// already has a value for.
+    ///
+    /// ```swift
+    /// options.firstSync = .keepLocal
+    /// ```
+    ///
+    /// It applies to `.lastWriterWins` and `.saveBeatsRemove` keys. A `.compareAndSet` edit made
+    /// before the first pull was made on nothing, so it loses to any server value and is
+    /// archived; a `.merge` edit is merged.
+    public enum FirstSync: Hashable, Sendable {
+        /// The server's value wins; the edit is archived (``SyncConflict/Cause/firstSync``). A
+        /// fresh device never pushes its defaults or early edits over the values the user
+        /// already has. A removal on the server does not beat an edit.
+        case keepRemote
+        /// The edit wins, as a change made on the server's value.
+        case keepLocal
+    }
+
+    /// The wall clock the replica's timestamps start from.
+    public var clock: SyncClock = .system
+    /// What the first sync does with earlier edits; ``FirstSync/keepRemote`` by default.
+    public var firstSync: FirstSync = .keepRemote
+    /// How the replica's settings file is written: durable by default. `.cache` skips the
+    /// `fsync`, for tests.
+    public var fileOptions: FileOptions = .default
+    /// The most changes in one push.
+    public var pushBatchSize = 500
+    /// The most records in one pulled page.
+    public var pullPageSize = 500
+    /// How often ``SyncReplica/run()`` pulls while the remote's pokes are not alive.
+    public var pollInterval: Duration = .seconds(300)
+    /// How long ``SyncReplica/run()`` waits after its first failure; it doubles with each
+    /// failure in a row, up to ``maximumRetryDelay``.
+    public var retryDelay: Duration = .seconds(1)
+    /// The longest wait between two attempts of ``SyncReplica/run()``.
+    public var maximumRetryDelay: Duration = .seconds(300)
+
+    /// The default options.
+    ///
+    /// ```swift
+    /// let options = SyncOptions()
+    /// ```
+    public init() {}
+}

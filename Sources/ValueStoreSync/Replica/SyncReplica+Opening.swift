@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+import ValueStore
+
+extension SyncReplica {
+    /// The replica whose write lock the current task holds, so that a write from inside a
+    /// store's `update` body does not wait for itself.
+    @TaskLocal static var writing: ObjectIdentifier?
+
+    /// Runs `body` once the replica is open, holding its write lock: one durable write at a time.
+    func exclusively<Result>(_ body: () async throws -> Result) async throws -> Result {
+        try await open()
+        return try await locked(body)
+    }
+
+    /// Runs `body` holding the write lock, or at once when the current task holds it.
+    private func locked<Result>(_ body: () async throws -> Result) async throws -> Result {
+        let me = ObjectIdentifier(self)
+        if Self.writing == me {
+            return try await body()
+        }
+        return try await writes.withLock {
+            try await Self.$writing.withValue(me) {
+                try await body()
+            }
+        }
+    }
+
+    /// Opens the replica on first use: creates its folder, reads its settings file, and makes
+    /// itself an identity in a new folder, or a new one in a copied folder (the folder's device
+    /// and inode differ from those kept with the identity), before anything is pushed.
+    @discardableResult
+    func open() async throws -> ReplicaMeta {
+        if let meta = state.withLock({ $0.meta }) {
+            return meta
+        }
+        return try await locked {
+            if let meta = state.withLock({ $0.meta }) {
+                return meta
+            }
+            let marker = try await files.prepareFolder()
+            let loaded = try await files.load()
+            var meta = loaded.meta ?? ReplicaMeta(id: .random(), marker: marker)
+            if meta.marker != marker {
+                // A copy: a new identity, while `seenAs` keeps the one the server knows.
+                meta.id = .random()
+                meta.marker = marker
+            }
+            let stamps = loaded.records.values.map(\.stamp) + (loaded.archive + loaded.rejected).map(\.stamp)
+            meta.clock.last = stamps.map(\.reading).reduce(meta.clock.last, max)
+            if meta != loaded.meta {
+                try await files.commit(ReplicaFiles.Changes(meta: meta))
+            }
+            state.withLock { state in
+                state.meta = meta
+                state.clock = meta.clock
+                state.archive = loaded.archive
+                state.rejected = loaded.rejected
+                state.settle(loaded.records)
+                state.publish()
+            }
+            return meta
+        }
+    }
+
+    /// Wakes the stores' `changes()` of `keys`.
+    func signal(_ keys: [String]) {
+        guard !keys.isEmpty else { return }
+        let broadcasters = state.withLock { state in keys.compactMap { state.keyChanges[$0] } }
+        for broadcaster in broadcasters {
+            broadcaster.signalAll()
+        }
+    }
+
+    /// The broadcaster of `key`'s stores, made on first use.
+    func keyChanges(_ key: String) -> ChangeBroadcaster {
+        state.withLock { state in
+            if let broadcaster = state.keyChanges[key] {
+                return broadcaster
+            }
+            let broadcaster = ChangeBroadcaster()
+            state.keyChanges[key] = broadcaster
+            return broadcaster
+        }
+    }
+
+    /// Sets the phase and tells the status streams.
+    func enter(_ phase: SyncStatus.Phase) {
+        state.withLock { state in
+            guard state.phase != phase else { return }
+            state.phase = phase
+            state.publish()
+        }
+    }
+}
+
+extension ReplicaState {
+    /// The keys whose value (a removal is no value) differs between the records now and
+    /// `changed`.
+    func changedValues(_ changed: [String: LocalRecord?]) -> [String] {
+        changed.compactMap { key, record in
+            records[key]?.value == record?.value ? nil : key
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Synchronization
+import ValueStore
+
+extension SyncReplica {
+    /// Pulls the whole state and reconciles it with the records in one commit, as `refusal`
+    /// asks (`nil`: the first sync); returns a refusal if the server answers one.
+    ///
+    /// - First sync: edits made before it meet the server's records as ``SyncOptions/firstSync``
+    ///   says; `.compareAndSet` and `.merge` edits are left to the push, which settles them.
+    /// - ``SyncRefusal/resyncNeeded``: the server's records replace older ones, and the synced
+    ///   keys the server no longer has (their removals were collected) are removed.
+    /// - ``SyncRefusal/restored``: every record the replica holds that the server lacks, or holds
+    ///   with an older stamp, is pending again, to be pushed back with its own stamp and base.
+    /// - ``SyncRefusal/epochChanged``: the server's records replace the replica's, and every
+    ///   difference, pending changes included, is archived; nothing is pushed.
+    ///
+    /// The refusal is recorded before the pull, so a crash in the middle starts it again.
+    func resync(answering refusal: SyncRefusal?) async throws -> SyncRefusal? {
+        enter(.resyncing)
+        if let refusal {
+            try await exclusively {
+                var meta = state.withLock { $0.meta! }
+                guard meta.resync != refusal else { return }
+                meta.resync = refusal
+                try await files.commit(ReplicaFiles.Changes(meta: meta))
+                state.withLock { $0.meta = meta }
+            }
+        }
+        let (id, epoch, seen, seenAs, cursor) = state.withLock { state in
+            let meta = state.meta!
+            return (meta.id, meta.epoch, meta.seen, meta.seenAs, meta.cursor)
+        }
+        // Pages from version zero; if the epoch changes under them, from zero again.
+        var serverRecords: [String: SyncRecord] = [:]
+        var conflicts: [SyncConflict] = []
+        var position = ServerVersion.zero
+        var pageEpoch: UUID?
+        var last: SyncPullResponse?
+        while true {
+            let request = SyncPullRequest(
+                account: account.id, replica: id,
+                epoch: refusal == .epochChanged || refusal == nil ? pageEpoch : (pageEpoch ?? epoch),
+                cursor: position, seen: seen, seenAs: seenAs, limit: max(1, options.pullPageSize), isResync: true,
+                archivedAfter: cursor)
+            let page = try await remote.pull(request)
+            if let refusal = page.refusal {
+                if refusal == .epochChanged, pageEpoch != nil {
+                    // A new epoch while paging: start over in it.
+                    (serverRecords, conflicts, position, pageEpoch) = ([:], [], .zero, nil)
+                    continue
+                }
+                return refusal
+            }
+            pageEpoch = page.epoch
+            for record in page.records {
+                serverRecords[record.key] = record
+            }
+            conflicts += page.conflicts
+            last = page
+            if page.isComplete || page.cursor <= position {
+                break
+            }
+            position = page.cursor
+        }
+        guard let last else { return nil }
+        let now = options.clock.milliseconds
+        try await exclusively {
+            try await reconcile(with: serverRecords, conflicts: conflicts, page: last, answering: refusal, now: now)
+        }
+        return nil
+    }
+
+    /// Reconciles the records with the server's whole state, in one commit that also moves the
+    /// cursor, takes the epoch and clears the refusal.
+    private func reconcile(
+        with server: [String: SyncRecord],
+        conflicts: [SyncConflict],
+        page: SyncPullResponse,
+        answering refusal: SyncRefusal?,
+        now: Int64
+    ) async throws {
+        var (meta, records, archive) = state.withLock { ($0.meta!, $0.records, $0.archive) }
+        meta.clock = state.withLock { state in
+            state.clock.observe(serverTime: page.serverTime, now: now)
+            return state.clock
+        }
+        for record in server.values {
+            meta.clock.observe(record.stamp)
+        }
+        var changed: [String: LocalRecord?] = [:]
+        var archived: [SyncConflict] = []
+        let isFirstSync = !meta.hasPulled
+        switch refusal {
+        case nil, .resyncNeeded?:
+            for (key, remote) in server {
+                guard let local = records[key] else {
+                    changed[key] = LocalRecord(synced: remote)
+                    continue
+                }
+                if local.stamp == remote.stamp {
+                    changed[key] = LocalRecord(synced: remote)
+                } else if !local.isPending {
+                    if (remote.version ?? .zero) > (local.version ?? .zero) || refusal == .resyncNeeded {
+                        changed[key] = LocalRecord(synced: remote)
+                    }
+                } else if isFirstSync, local.policy == .lastWriterWins || local.policy == .saveBeatsRemove {
+                    if !remote.isRemoval && options.firstSync == .keepRemote {
+                        archived.append(
+                            SyncConflict(
+                                key: key, value: local.value, stamp: local.stamp, cause: .firstSync,
+                                winner: remote.stamp))
+                        changed[key] = LocalRecord(synced: remote)
+                    } else {
+                        // Made on what the server has: it applies over it.
+                        var next = local
+                        next.base = remote.stamp
+                        next.synced = remote
+                        changed[key] = next
+                    }
+                }
+            }
+            if refusal == .resyncNeeded {
+                for (key, local) in records where server[key] == nil && !local.isPending {
+                    changed[key] = .some(nil)
+                }
+            }
+        case .restored?:
+            for (key, local) in records {
+                let remote = server[key]
+                if local.isPending {
+                    if let remote, remote.stamp == local.stamp {
+                        changed[key] = LocalRecord(synced: remote)
+                    }
+                } else if let remote, remote.stamp >= local.stamp {
+                    changed[key] = LocalRecord(synced: remote)
+                } else {
+                    // The server lost it, or holds an older record: push it back as it was.
+                    var next = local
+                    next.version = nil
+                    next.synced = remote
+                    changed[key] = next
+                }
+            }
+            for (key, remote) in server where records[key] == nil {
+                changed[key] = LocalRecord(synced: remote)
+            }
+        case .epochChanged?:
+            for key in Set(records.keys).union(server.keys) {
+                let local = records[key]
+                let remote = server[key]
+                if let local, let remote, local.stamp == remote.stamp, !local.isPending {
+                    changed[key] = LocalRecord(synced: remote)
+                    continue
+                }
+                if let local, local.isPending || local.value != nil {
+                    archived.append(
+                        SyncConflict(
+                            key: key, value: local.value, stamp: local.stamp, cause: .newEpoch, winner: remote?.stamp))
+                }
+                changed[key] = .some(remote.map(LocalRecord.init(synced:)))
+            }
+        }
+        let delivered = conflicts.filter { conflict in
+            !archive.contains { $0.key == conflict.key && $0.stamp == conflict.stamp }
+        }
+        archived += delivered
+        archive += archived
+        meta.epoch = page.epoch
+        meta.cursor = page.cursor
+        meta.seen = page.cursor
+        meta.seenAs = meta.id
+        meta.hasPulled = true
+        meta.resync = nil
+        try await files.commit(
+            ReplicaFiles.Changes(meta: meta, records: changed, archive: archived.isEmpty ? nil : archive))
+        let signalled = state.withLock { state in
+            let signalled = state.changedValues(changed)
+            state.meta = meta
+            state.clock = meta.clock
+            state.archive = archive
+            state.settle(changed)
+            state.publish(conflicts: archived)
+            return signalled
+        }
+        signal(signalled)
+    }
+}

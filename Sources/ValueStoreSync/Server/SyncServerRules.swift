@@ -1,0 +1,325 @@
+package import Foundation
+
+/// The sync server's decisions, as pure functions of the rows involved, so that every server
+/// (the in-memory one, the PostgreSQL one inside one transaction under the account row's lock)
+/// decides exactly alike.
+///
+/// `package`: `ValueStorePostgres` serves `ValueStoreSync` with them.
+package enum SyncServerRules {
+    /// How far in the server's future a stamp may be, by default: a minute.
+    package static let defaultMaximumClockAhead: Int64 = 60_000
+
+    // MARK: Refusals
+
+    /// Why a request must be refused before anything in it is looked at, if it must.
+    ///
+    /// - A request for another epoch: ``SyncRefusal/epochChanged``. A push must name the epoch;
+    ///   a pull without one takes the server's.
+    /// - Outside a resync, a replica that was given more than this server remembers giving it
+    ///   (as `seenAs`): ``SyncRefusal/restored``.
+    /// - Outside a resync, a cursor below the horizon: ``SyncRefusal/resyncNeeded``.
+    package static func refusal(
+        account: SyncAccountRow,
+        epoch: UUID?,
+        seen: ServerVersion,
+        seenAs progress: SyncReplicaProgress?,
+        cursor: ServerVersion,
+        isPush: Bool,
+        isResync: Bool
+    ) -> SyncRefusal? {
+        if let epoch, epoch != account.epoch {
+            return .epochChanged
+        }
+        if isPush && epoch == nil {
+            return .epochChanged
+        }
+        if isResync {
+            return nil
+        }
+        if seen > .zero && seen > (progress?.seen ?? .zero) {
+            return .restored
+        }
+        if cursor < account.horizon {
+            return .resyncNeeded
+        }
+        return nil
+    }
+
+    // MARK: Pushes
+
+    /// What a server does with one pushed change: the outcome to answer, the record to write (at
+    /// the version given to the decision, the next head), the loser to archive, and the
+    /// idempotency entry to store for the (replica, key), all in the same transaction.
+    package struct PushDecision: Hashable, Sendable {
+        package var outcome: SyncPushResponse.Outcome
+        package var write: SyncServerRecord?
+        package var archive: SyncArchivedConflict?
+        package var idempotency: SyncIdempotencyEntry?
+
+        init(
+            _ outcome: SyncPushResponse.Outcome,
+            write: SyncServerRecord? = nil,
+            archive: SyncArchivedConflict? = nil,
+            idempotency: SyncIdempotencyEntry? = nil
+        ) {
+            self.outcome = outcome
+            self.write = write
+            self.archive = archive
+            self.idempotency = idempotency
+        }
+    }
+
+    /// Settles one change from `pusher` against the key's `current` record.
+    ///
+    /// In order:
+    /// 1. The same stamp as the (replica, key)'s idempotency entry is a repeat: the recorded
+    ///    outcome again (the current record, when a later one replaced it), or, with another
+    ///    digest, a rejection (a copied replica reused the stamp).
+    /// 2. An older stamp than the entry's is an old repeat: ``SyncPushResponse/Outcome/superseded``.
+    /// 3. A stamp more than `maximumClockAhead` milliseconds after `serverTime`:
+    ///    ``SyncPushResponse/Outcome/tooFarAhead``.
+    /// 4. The current record's own stamp: accepted again, or rejected if the content differs.
+    /// 5. A change made on the current record (its base is the record's stamp, or there is no
+    ///    record and it was made on nothing), or a later change of the replica that wrote the
+    ///    current record, applies.
+    /// 6. Otherwise the change is concurrent with the record, and its policy settles it:
+    ///    `lastWriterWins` by stamp; `saveBeatsRemove` a save over a removal, a removal loses to
+    ///    a save, two saves or two removals by stamp; `compareAndSet` loses; `merge` asks the
+    ///    replica to merge. A loser is archived, except a removal that lost to a removal.
+    ///
+    /// - Parameters:
+    ///   - change: The change, as pushed.
+    ///   - pusher: The replica that pushed it.
+    ///   - current: The key's record, if any.
+    ///   - entry: The idempotency entry of (`pusher`, the key), if any.
+    ///   - version: The version a write takes: the account's head plus one.
+    ///   - serverTime: The server's clock, in milliseconds since 1970.
+    ///   - maximumClockAhead: How far in the future a stamp may be, in milliseconds.
+    package static func decide(
+        _ change: SyncRecord,
+        from pusher: ReplicaID,
+        current: SyncServerRecord?,
+        entry: SyncIdempotencyEntry?,
+        version: ServerVersion,
+        serverTime: Int64,
+        maximumClockAhead: Int64 = defaultMaximumClockAhead
+    ) -> PushDecision {
+        let digest = digest(of: change)
+        if let entry, entry.stamp == change.stamp {
+            guard entry.digest == digest else {
+                return PushDecision(.rejected(reusedStamp(change, by: pusher)))
+            }
+            return PushDecision(replay(entry.outcome, of: change, current: current))
+        }
+        if let entry, change.stamp < entry.stamp {
+            return PushDecision(.superseded)
+        }
+        if change.stamp.milliseconds > serverTime + maximumClockAhead {
+            return PushDecision(.tooFarAhead)
+        }
+        var written = change
+        written.version = version
+        let apply = PushDecision(
+            .accepted(version), write: SyncServerRecord(record: written, writer: pusher),
+            idempotency: SyncIdempotencyEntry(stamp: change.stamp, digest: digest, outcome: .accepted(version)))
+        guard let current else {
+            if change.base != nil, change.policy == .compareAndSet {
+                return lose(change, from: pusher, to: nil, digest: digest, version: version)
+            }
+            if change.base != nil, change.policy == .merge {
+                return PushDecision(.mergeNeeded(nil))
+            }
+            return apply
+        }
+        let record = current.record
+        if record.stamp == change.stamp {
+            var stored = record
+            stored.version = nil
+            guard Self.digest(of: stored) == digest else {
+                return PushDecision(.rejected(reusedStamp(change, by: pusher)))
+            }
+            return PushDecision(
+                .accepted(current.version),
+                idempotency: SyncIdempotencyEntry(
+                    stamp: change.stamp, digest: digest, outcome: .accepted(current.version)))
+        }
+        let madeOnCurrent =
+            change.base == record.stamp
+            || (current.writer == pusher && change.stamp.replica == pusher && record.stamp < change.stamp)
+        if madeOnCurrent {
+            return apply
+        }
+        switch change.policy {
+        case .lastWriterWins:
+            return byStamp(change, from: pusher, over: current, digest: digest, version: version, apply: apply)
+        case .saveBeatsRemove:
+            switch (change.isRemoval, record.isRemoval) {
+            case (false, true):
+                return displace(current, by: change, apply: apply)
+            case (true, false):
+                return lose(change, from: pusher, to: record, digest: digest, version: version)
+            default:
+                return byStamp(change, from: pusher, over: current, digest: digest, version: version, apply: apply)
+            }
+        case .compareAndSet:
+            return lose(change, from: pusher, to: record, digest: digest, version: version)
+        case .merge:
+            return PushDecision(.mergeNeeded(record))
+        }
+    }
+
+    /// The later stamp wins; the loser is archived, unless both are removals (then the earlier
+    /// removal is settled without an archive: nothing it said is lost).
+    private static func byStamp(
+        _ change: SyncRecord,
+        from pusher: ReplicaID,
+        over current: SyncServerRecord,
+        digest: String,
+        version: ServerVersion,
+        apply: PushDecision
+    ) -> PushDecision {
+        let record = current.record
+        let bothRemovals = change.isRemoval && record.isRemoval
+        if change.stamp > record.stamp {
+            return bothRemovals ? apply : displace(current, by: change, apply: apply)
+        }
+        if bothRemovals {
+            return PushDecision(
+                .overtaken(record),
+                idempotency: SyncIdempotencyEntry(
+                    stamp: change.stamp, digest: digest, outcome: .accepted(current.version)))
+        }
+        return lose(change, from: pusher, to: record, digest: digest, version: version)
+    }
+
+    /// `apply`, archiving the record it replaces as a loser.
+    private static func displace(
+        _ current: SyncServerRecord,
+        by change: SyncRecord,
+        apply: PushDecision
+    ) -> PushDecision {
+        var decision = apply
+        let loser = current.record
+        decision.archive = SyncArchivedConflict(
+            conflict: SyncConflict(
+                key: loser.key, value: loser.value, stamp: loser.stamp, cause: .lost, winner: change.stamp),
+            writer: current.writer, version: apply.write?.version ?? .zero)
+        return decision
+    }
+
+    /// The change loses to `winner` (`nil`: the key has no record) and is archived.
+    private static func lose(
+        _ change: SyncRecord,
+        from pusher: ReplicaID,
+        to winner: SyncRecord?,
+        digest: String,
+        version: ServerVersion
+    ) -> PushDecision {
+        PushDecision(
+            .lost(winner),
+            archive: SyncArchivedConflict(
+                conflict: SyncConflict(
+                    key: change.key, value: change.value, stamp: change.stamp, cause: .lost, winner: winner?.stamp),
+                writer: pusher, version: version),
+            idempotency: SyncIdempotencyEntry(stamp: change.stamp, digest: digest, outcome: .lost))
+    }
+
+    /// A recorded outcome, answered again to a repeat.
+    private static func replay(
+        _ outcome: SyncRecordedOutcome,
+        of change: SyncRecord,
+        current: SyncServerRecord?
+    ) -> SyncPushResponse.Outcome {
+        switch outcome {
+        case .accepted(let version):
+            guard let current, current.record.stamp != change.stamp else {
+                return .accepted(current?.version ?? version)
+            }
+            return .overtaken(current.record)
+        case .lost:
+            return .lost(current?.record)
+        case .rejected(let reason):
+            return .rejected(reason)
+        }
+    }
+
+    private static func reusedStamp(_ change: SyncRecord, by pusher: ReplicaID) -> String {
+        "replica \(pusher) sent stamp \(change.stamp) for key '\(change.key)' with other contents than before:"
+            + " a copied replica directory that did not make itself a new identity"
+    }
+
+    /// Whether the decision takes a version, so that the account's head must be bumped to the
+    /// version given to ``decide(_:from:current:entry:version:serverTime:maximumClockAhead:)``:
+    /// a write does, and so does an archived loser, even when nothing is written (the change
+    /// lost), so that the loser's replica pulls the archive entry as its cursor passes that
+    /// version, exactly once.
+    package static func bumpsHead(_ decision: PushDecision) -> Bool {
+        decision.write != nil || decision.archive != nil
+    }
+
+    /// A short digest of everything a change says (its value, removal, base and policy), to tell
+    /// a repeat from another change that reused the stamp: FNV-1a, 64 bits, as 16 hex digits.
+    package static func digest(of change: SyncRecord) -> String {
+        var hash = FNV1a()
+        hash.mix(change.policy.rawValue.utf8)
+        hash.mix([0, change.isRemoval ? 1 : 2])
+        hash.mix(withUnsafeBytes(of: UInt64(change.value?.count ?? 0).littleEndian, Array.init))
+        hash.mix(change.value ?? Data())
+        hash.mix([0])
+        hash.mix((change.base?.description ?? "").utf8)
+        return hash.hex
+    }
+
+    // MARK: Pulls
+
+    /// A page of a pull: the records after the cursor (given sorted by version, at most `limit`
+    /// of them), where the next page starts, and whether it reached the head.
+    package static func page(
+        of records: [SyncRecord],
+        limit: Int,
+        head: ServerVersion
+    ) -> (cursor: ServerVersion, isComplete: Bool) {
+        guard records.count >= limit, let last = records.last?.version, last < head else {
+            return (head, true)
+        }
+        return (last, false)
+    }
+
+    /// The replica's progress after an answer: its cursor as the request said it, and the
+    /// highest version the answer gave it.
+    package static func progress(
+        _ progress: SyncReplicaProgress?,
+        cursor: ServerVersion,
+        given versions: some Sequence<ServerVersion>
+    ) -> SyncReplicaProgress {
+        var next = progress ?? SyncReplicaProgress()
+        next.cursor = max(next.cursor, cursor)
+        next.seen = versions.reduce(next.seen, max)
+        return next
+    }
+
+    /// The versions a push answer gives the replica.
+    package static func versions(in outcomes: [SyncPushResponse.Outcome]) -> [ServerVersion] {
+        outcomes.compactMap { outcome in
+            switch outcome {
+            case .accepted(let version): version
+            case .overtaken(let record): record.version
+            case .lost(let record), .mergeNeeded(let record): record?.version
+            case .superseded, .tooFarAhead, .rejected: nil
+            }
+        }
+    }
+
+    // MARK: Collecting removals
+
+    /// Whether a removal may be collected: it is at or below every known replica's cursor (all
+    /// of them pulled it), and its stamp is older than `cutoff` (milliseconds since 1970).
+    package static func isCollectable(
+        _ record: SyncRecord,
+        lowestCursor: ServerVersion?,
+        olderThan cutoff: Int64
+    ) -> Bool {
+        guard record.isRemoval, let version = record.version else { return false }
+        return version <= (lowestCursor ?? version) && record.stamp.milliseconds < cutoff
+    }
+}

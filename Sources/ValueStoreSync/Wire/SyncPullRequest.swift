@@ -1,0 +1,75 @@
+public import Foundation
+
+/// A replica's request for the records committed after its cursor, one page at a time.
+///
+/// ```swift
+/// let request = SyncPullRequest(
+///     account: "user-42", replica: id, epoch: epoch, cursor: cursor, seen: seen, seenAs: id,
+///     limit: 500, isResync: false)
+/// let page = try await remote.pull(request)
+/// ```
+public struct SyncPullRequest: Hashable, Sendable, Codable {
+    /// The account whose records to pull.
+    public var account: String
+    /// The replica that pulls.
+    public var replica: ReplicaID
+    /// The account's epoch as the replica knows it; `nil` to take whatever epoch the server has
+    /// (a first pull, or the pull that follows ``SyncRefusal/epochChanged``).
+    public var epoch: UUID?
+    /// The version the replica has pulled up to: the page holds records committed after it.
+    public var cursor: ServerVersion
+    /// The highest server version the replica has been given, in any answer.
+    public var seen: ServerVersion
+    /// The replica the server gave ``seen`` to (see ``SyncPushRequest/seenAs``).
+    public var seenAs: ReplicaID
+    /// The most records in the page.
+    public var limit: Int
+    /// Whether this is part of a whole-state pull (from version zero), which the server answers
+    /// without checking ``seen`` or its horizon.
+    public var isResync: Bool
+    /// The page brings the replica's archived changes (``SyncPullResponse/conflicts``) archived
+    /// after this version: the replica's cursor before a whole-state pull, so none comes twice;
+    /// `nil` for ``cursor``.
+    public var archivedAfter: ServerVersion?
+
+    /// A request from its parts.
+    ///
+    /// ```swift
+    /// let request = SyncPullRequest(
+    ///     account: "user-42", replica: id, epoch: nil, cursor: .zero, seen: .zero, seenAs: id,
+    ///     limit: 500, isResync: true)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - account: The account whose records to pull.
+    ///   - replica: The replica that pulls.
+    ///   - epoch: The epoch as the replica knows it, or `nil`.
+    ///   - cursor: The version the replica has pulled up to.
+    ///   - seen: The highest server version the replica has been given.
+    ///   - seenAs: The replica the server gave `seen` to.
+    ///   - limit: The most records in the page.
+    ///   - isResync: Whether this is part of a whole-state pull.
+    ///   - archivedAfter: The page brings the replica's changes archived after this version;
+    ///     `nil` for `cursor`.
+    public init(
+        account: String,
+        replica: ReplicaID,
+        epoch: UUID?,
+        cursor: ServerVersion,
+        seen: ServerVersion,
+        seenAs: ReplicaID,
+        limit: Int,
+        isResync: Bool,
+        archivedAfter: ServerVersion? = nil
+    ) {
+        self.account = account
+        self.replica = replica
+        self.epoch = epoch
+        self.cursor = cursor
+        self.seen = seen
+        self.seenAs = seenAs
+        self.limit = limit
+        self.isResync = isResync
+        self.archivedAfter = archivedAfter
+    }
+}

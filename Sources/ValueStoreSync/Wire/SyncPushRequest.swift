@@ -1,0 +1,66 @@
+public import Foundation
+
+/// Changes a replica sends to the server, in one request.
+///
+/// Each change is applied, or not, on its own, and idempotently: the server keys it by the
+/// replica, its key and its stamp, so a request sent twice, or sent again after its answer was
+/// lost, has its effect once. The request also carries what the replica has seen, so the server
+/// can tell that it was restored from a backup (``SyncRefusal/restored``) or has a new epoch.
+///
+/// ```swift
+/// let request = SyncPushRequest(
+///     account: "user-42", replica: id, epoch: epoch, seen: seen, seenAs: id, cursor: cursor,
+///     changes: [change])
+/// let response = try await remote.push(request)
+/// ```
+public struct SyncPushRequest: Hashable, Sendable, Codable {
+    /// The account whose records change.
+    public var account: String
+    /// The replica that sends the changes.
+    public var replica: ReplicaID
+    /// The account's epoch as the replica knows it; `nil` before its first pull.
+    public var epoch: UUID?
+    /// The highest server version the replica has been given, in any answer.
+    public var seen: ServerVersion
+    /// The replica the server gave ``seen`` to: this one, or, in a copied directory that has not
+    /// heard from the server yet, the replica it was copied from.
+    public var seenAs: ReplicaID
+    /// How far the replica has pulled: the server refuses a replica below its horizon.
+    public var cursor: ServerVersion
+    /// The changes, at most one per key.
+    public var changes: [SyncRecord]
+
+    /// A request from its parts.
+    ///
+    /// ```swift
+    /// let request = SyncPushRequest(
+    ///     account: "user-42", replica: id, epoch: epoch, seen: seen, seenAs: id, cursor: cursor,
+    ///     changes: [change])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - account: The account whose records change.
+    ///   - replica: The replica that sends the changes.
+    ///   - epoch: The epoch as the replica knows it.
+    ///   - seen: The highest server version the replica has been given.
+    ///   - seenAs: The replica the server gave `seen` to.
+    ///   - cursor: How far the replica has pulled.
+    ///   - changes: The changes, at most one per key.
+    public init(
+        account: String,
+        replica: ReplicaID,
+        epoch: UUID?,
+        seen: ServerVersion,
+        seenAs: ReplicaID,
+        cursor: ServerVersion,
+        changes: [SyncRecord]
+    ) {
+        self.account = account
+        self.replica = replica
+        self.epoch = epoch
+        self.seen = seen
+        self.seenAs = seenAs
+        self.cursor = cursor
+        self.changes = changes
+    }
+}

@@ -1,0 +1,85 @@
+public import Foundation
+
+/// One key's value (or its removal) as it travels between a replica and the server: the change a
+/// replica pushes, and the record a replica pulls.
+///
+/// The value is the bytes the replica's store encoded (JSON for ``SyncReplica/store(_:as:policy:)``),
+/// so the server never decodes it. A removal is a stamped tombstone: `value` is `nil`. The
+/// `base` names the record the change was made on, by its stamp: the server decides
+/// ``Policy/saveBeatsRemove``, ``Policy/compareAndSet`` and ``Policy/merge`` with it, and a
+/// stamp, unlike a version, names the same record after a server was restored from a backup.
+///
+/// ```swift
+/// let change = SyncRecord(
+///     key: "theme", value: Data(#""dark""#.utf8),
+///     stamp: HybridTimestamp(milliseconds: 1_700_000_000_000, counter: 0, replica: ReplicaID("a")),
+///     base: nil, policy: .lastWriterWins)
+/// ```
+public struct SyncRecord: Hashable, Sendable, Codable {
+    /// How the server settles a change against a record the change's replica had not seen.
+    ///
+    /// ```swift
+    /// let policy = SyncRecord.Policy.saveBeatsRemove
+    /// ```
+    public enum Policy: String, Hashable, Sendable, Codable, CaseIterable {
+        /// The later stamp wins, save or remove.
+        case lastWriterWins
+        /// A remove wins only over the record it was made on; a save wins over a remove it had
+        /// not seen, and over a save by stamp.
+        case saveBeatsRemove
+        /// The change applies only over the record it was made on; otherwise it loses.
+        case compareAndSet
+        /// The change applies only over the record it was made on; otherwise the server sends the
+        /// current record back and the replica merges and pushes again.
+        case merge
+    }
+
+    /// The key, as the replica's store names it.
+    public var key: String
+    /// The value's bytes, or `nil` for a removal.
+    public var value: Data?
+    /// When the change was made, and by which replica.
+    public var stamp: HybridTimestamp
+    /// The stamp of the record the change was made on; `nil` when it was made on nothing.
+    public var base: HybridTimestamp?
+    /// How the server settles the change.
+    public var policy: Policy
+    /// The server version of the record, on records the server sends; `nil` on pushed changes.
+    public var version: ServerVersion?
+
+    /// A record from its parts.
+    ///
+    /// ```swift
+    /// let removal = SyncRecord(key: "draft", value: nil, stamp: stamp, base: previous, policy: .saveBeatsRemove)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - value: The value's bytes, or `nil` for a removal.
+    ///   - stamp: When the change was made, and by which replica.
+    ///   - base: The stamp of the record the change was made on, if any.
+    ///   - policy: How the server settles the change.
+    ///   - version: The server version, on records the server sends.
+    public init(
+        key: String,
+        value: Data?,
+        stamp: HybridTimestamp,
+        base: HybridTimestamp?,
+        policy: Policy,
+        version: ServerVersion? = nil
+    ) {
+        self.key = key
+        self.value = value
+        self.stamp = stamp
+        self.base = base
+        self.policy = policy
+        self.version = version
+    }
+
+    /// Whether the record is a removal (a tombstone).
+    ///
+    /// ```swift
+    /// if record.isRemoval { print("\(record.key) was removed") }
+    /// ```
+    public var isRemoval: Bool { value == nil }
+}
