@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Synchronization
 public import ValueStore
 
@@ -110,6 +110,34 @@ extension SyncReplica {
                 state.publish()
             }
             signal([key])
+        }
+    }
+
+    /// Local changes of many keys in one commit, for tests and setups that need many pending
+    /// changes fast: each as ``change(_:policy:_:)`` would make it.
+    package func change(_ values: [String: Data?], policy: SyncRecord.Policy) async throws {
+        try await exclusively {
+            let now = options.clock.milliseconds
+            let changed = state.withLock { state in
+                var changed: [String: LocalRecord?] = [:]
+                for (key, value) in values where state.records[key]?.value != value {
+                    let stamp = state.clock.stamp(now: now, replica: state.meta!.id)
+                    changed[key] = LocalRecord.change(
+                        on: state.records[key], key: key, value: value, stamp: stamp, policy: policy)
+                }
+                return changed
+            }
+            try await files.commit(ReplicaFiles.Changes(records: changed))
+            state.withLock { state in
+                state.writes += 1
+                for key in changed.keys {
+                    state.lastWrite[key] = state.writes
+                }
+                state.settle(changed)
+                state.ring(push: true)
+                state.publish()
+            }
+            signal(Array(changed.keys))
         }
     }
 

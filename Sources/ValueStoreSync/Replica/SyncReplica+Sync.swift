@@ -129,6 +129,7 @@ extension SyncReplica {
         var rebased: Set<String> = []
         var newlyRejected: [SyncConflict] = []
         var tooFarAhead: [String] = []
+        var acknowledged: Set<ServerVersion> = []
         for (change, outcome) in zip(sent, response.outcomes) {
             let key = change.key
             guard let local = records[key] else { continue }
@@ -137,6 +138,7 @@ extension SyncReplica {
             case .accepted(let version):
                 meta.seen = max(meta.seen, version)
                 meta.clock.observe(change.stamp)
+                acknowledged.insert(version)
                 var next = local
                 if isThisChange {
                     next.version = version
@@ -226,6 +228,10 @@ extension SyncReplica {
                 next.stamp = meta.clock.stamp(now: now, replica: meta.id)
                 changed[key] = next
             }
+        }
+        // Versions right after the cursor that are this push's own writes need no pull.
+        while acknowledged.contains(meta.cursor.next) {
+            meta.cursor = meta.cursor.next
         }
         rejected += newlyRejected
         try await files.commit(

@@ -223,7 +223,7 @@ public final class SyncReplica: Sendable {
             let pending = state.withLock { $0.records.filter(\.value.isPending) }
             var changed: [String: LocalRecord?] = [:]
             for (key, record) in pending {
-                changed[key] = record.synced.map(LocalRecord.init(synced:))
+                changed[key] = .some(record.synced.map(LocalRecord.init(synced:)))
             }
             try await files.commit(ReplicaFiles.Changes(records: changed))
             let signalled = state.withLock { state in

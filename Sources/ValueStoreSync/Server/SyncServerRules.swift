@@ -313,13 +313,13 @@ package enum SyncServerRules {
     // MARK: Collecting removals
 
     /// Whether a removal may be collected: it is at or below every known replica's cursor (all
-    /// of them pulled it), and its stamp is older than `cutoff` (milliseconds since 1970).
+    /// of them pulled it), and its stamp is not after `cutoff` (milliseconds since 1970).
     package static func isCollectable(
         _ record: SyncRecord,
         lowestCursor: ServerVersion?,
         olderThan cutoff: Int64
     ) -> Bool {
         guard record.isRemoval, let version = record.version else { return false }
-        return version <= (lowestCursor ?? version) && record.stamp.milliseconds < cutoff
+        return version <= (lowestCursor ?? version) && record.stamp.milliseconds <= cutoff
     }
 }
