@@ -9,6 +9,8 @@ struct LocalRecord: Hashable, Sendable, Codable {
     var stamp: HybridTimestamp
     /// The stamp of the record this one was made on: what a push sends as its base.
     var base: HybridTimestamp?
+    /// While pending: the replica's earlier pending changes to the key this one replaced.
+    var replaces: [HybridTimestamp] = []
     var policy: SyncRecord.Policy
     /// The server's version of this very record, once the server acknowledged or sent it; `nil`
     /// while it is pending, in the outbox.
@@ -25,6 +27,7 @@ struct LocalRecord: Hashable, Sendable, Codable {
         value = record.value
         stamp = record.stamp
         base = record.base
+        replaces = record.replaces
         policy = record.policy
         version = record.version ?? .zero
         synced = nil
@@ -35,12 +38,14 @@ struct LocalRecord: Hashable, Sendable, Codable {
         value: Data?,
         stamp: HybridTimestamp,
         base: HybridTimestamp?,
+        replaces: [HybridTimestamp] = [],
         policy: SyncRecord.Policy,
         synced: SyncRecord?
     ) {
         self.value = value
         self.stamp = stamp
         self.base = base
+        self.replaces = replaces
         self.policy = policy
         self.version = nil
         self.synced = synced
@@ -48,7 +53,8 @@ struct LocalRecord: Hashable, Sendable, Codable {
 
     /// The record as the server sees it: the change to push, or the record it sent.
     func record(key: String) -> SyncRecord {
-        SyncRecord(key: key, value: value, stamp: stamp, base: base, policy: policy, version: version)
+        SyncRecord(
+            key: key, value: value, stamp: stamp, base: base, replaces: replaces, policy: policy, version: version)
     }
 
     /// The server's state this record descends from: itself when synced, its `synced` while
@@ -57,9 +63,14 @@ struct LocalRecord: Hashable, Sendable, Codable {
         isPending ? synced : record(key: key)
     }
 
+    /// The changes a change that replaces this pending one replaces: this one's, and this one.
+    func replacing() -> [HybridTimestamp] {
+        Array((replaces + [stamp]).suffix(16))
+    }
+
     /// A new local change made on this record (`nil`: on nothing): its base is this record, or,
     /// while this one is still pending, the record this one was made on, since the two changes
-    /// reach the server as one.
+    /// reach the server as one; and then it replaces this one too.
     static func change(
         on previous: LocalRecord?,
         key: String,
@@ -72,9 +83,18 @@ struct LocalRecord: Hashable, Sendable, Codable {
         }
         if previous.isPending {
             return LocalRecord(
-                value: value, stamp: stamp, base: previous.base, policy: policy, synced: previous.synced)
+                value: value, stamp: stamp, base: previous.base, replaces: previous.replacing(), policy: policy,
+                synced: previous.synced)
         }
         return LocalRecord(
             value: value, stamp: stamp, base: previous.stamp, policy: policy, synced: previous.record(key: key))
+    }
+}
+
+extension SyncRecord {
+    /// Whether this record was made on the change stamped `stamp`: its base, or one of the
+    /// earlier changes it replaces.
+    func isMade(on stamp: HybridTimestamp) -> Bool {
+        base == stamp || replaces.contains(stamp)
     }
 }

@@ -16,15 +16,18 @@ public struct SyncOptions: Sendable {
     /// options.firstSync = .keepLocal
     /// ```
     ///
-    /// It applies to `.lastWriterWins` and `.saveBeatsRemove` keys. A `.compareAndSet` edit made
-    /// before the first pull was made on nothing, so it loses to any server value and is
-    /// archived; a `.merge` edit is merged.
+    /// It applies to `.lastWriterWins` and `.saveBeatsRemove` keys that have a value on the
+    /// server; over a removal, the key's policy settles the edit as any other. A
+    /// `.compareAndSet` edit made before the first pull was made on nothing, so it loses to any
+    /// server value and is archived; a `.merge` edit is merged. Either way, the value that
+    /// loses is archived in the replica's archive.
     public enum FirstSync: Hashable, Sendable {
         /// The server's value wins; the edit is archived (``SyncConflict/Cause/firstSync``). A
         /// fresh device never pushes its defaults or early edits over the values the user
-        /// already has. A removal on the server does not beat an edit.
+        /// already has.
         case keepRemote
-        /// The edit wins, as a change made on the server's value.
+        /// The edit wins, as a change made on the server's value, which is archived
+        /// (``SyncConflict/Cause/firstSync``).
         case keepLocal
     }
 

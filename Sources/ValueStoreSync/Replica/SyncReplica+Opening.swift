@@ -103,3 +103,27 @@ extension ReplicaState {
         }
     }
 }
+
+extension SyncReplica {
+    /// A key's record as the replica holds it, its `version` `nil` while pending; for tests'
+    /// checks.
+    package func record(for key: String) -> SyncRecord? {
+        state.withLock { $0.records[key]?.record(key: key) }
+    }
+
+    /// Every key's record, as ``record(for:)``.
+    package var records: [String: SyncRecord] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.records.map { ($0.key, $0.value.record(key: $0.key)) })
+        }
+    }
+
+    /// The server version a pending key's change descends from, or a synced key's own: what a
+    /// test checks never goes back.
+    package func syncedVersion(of key: String) -> ServerVersion? {
+        state.withLock { state in
+            guard let record = state.records[key] else { return nil }
+            return record.isPending ? record.synced?.version : record.version
+        }
+    }
+}

@@ -98,21 +98,28 @@ extension SyncReplica {
                     changed[key] = LocalRecord(synced: remote)
                     continue
                 }
-                if local.stamp == remote.stamp {
+                if local.stamp == remote.stamp || remote.isMade(on: local.stamp) {
                     changed[key] = LocalRecord(synced: remote)
                 } else if !local.isPending {
                     if (remote.version ?? .zero) > (local.version ?? .zero) || refusal == .resyncNeeded {
                         changed[key] = LocalRecord(synced: remote)
                     }
-                } else if isFirstSync, local.policy == .lastWriterWins || local.policy == .saveBeatsRemove {
-                    if !remote.isRemoval && options.firstSync == .keepRemote {
+                } else if isFirstSync, !remote.isRemoval,
+                    local.policy == .lastWriterWins || local.policy == .saveBeatsRemove
+                {
+                    // An edit from before the first pull meets a value the user already has.
+                    switch options.firstSync {
+                    case .keepRemote:
                         archived.append(
                             SyncConflict(
                                 key: key, value: local.value, stamp: local.stamp, cause: .firstSync,
                                 winner: remote.stamp))
                         changed[key] = LocalRecord(synced: remote)
-                    } else {
-                        // Made on what the server has: it applies over it.
+                    case .keepLocal:
+                        archived.append(
+                            SyncConflict(
+                                key: key, value: remote.value, stamp: remote.stamp, cause: .firstSync,
+                                winner: local.stamp))
                         var next = local
                         next.base = remote.stamp
                         next.synced = remote

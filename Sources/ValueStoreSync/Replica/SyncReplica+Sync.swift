@@ -120,7 +120,9 @@ extension SyncReplica {
         now: Int64,
         waiting: inout Set<String>
     ) async throws {
-        var (meta, records, rejected, merges) = state.withLock { ($0.meta!, $0.records, $0.rejected, $0.merges) }
+        var (meta, records, rejected, merges, archive) = state.withLock {
+            ($0.meta!, $0.records, $0.rejected, $0.merges, $0.archive)
+        }
         meta.clock = state.withLock { state in
             state.clock.observe(serverTime: response.serverTime, now: now)
             return state.clock
@@ -128,6 +130,7 @@ extension SyncReplica {
         var changed: [String: LocalRecord?] = [:]
         var rebased: Set<String> = []
         var newlyRejected: [SyncConflict] = []
+        var lost: [SyncConflict] = []
         var tooFarAhead: [String] = []
         var acknowledged: Set<ServerVersion> = []
         for (change, outcome) in zip(sent, response.outcomes) {
@@ -169,7 +172,12 @@ extension SyncReplica {
                     meta.seen = max(meta.seen, current.version ?? .zero)
                     meta.clock.observe(current.stamp)
                 }
-                // The server archived it; the pull brings it to this replica's archive.
+                // The server archived it, and so does the replica, with its value, as the server did.
+                let conflict = SyncConflict(
+                    key: key, value: change.value, stamp: change.stamp, cause: .lost, winner: current?.stamp)
+                if !archive.contains(conflict) && !lost.contains(conflict) {
+                    lost.append(conflict)
+                }
                 if isThisChange {
                     changed[key] = .some(current.map(LocalRecord.init(synced:)))
                 }
@@ -193,13 +201,11 @@ extension SyncReplica {
                 }
                 let stamp = meta.clock.stamp(now: now, replica: meta.id)
                 changed[key] = LocalRecord(
-                    value: merged, stamp: stamp, base: current?.stamp, policy: .merge, synced: current)
+                    value: merged, stamp: stamp, base: current?.stamp, replaces: local.replacing(), policy: .merge,
+                    synced: current)
             case .superseded:
-                if isThisChange && local.isPending {
-                    newlyRejected.append(
-                        SyncConflict(
-                            key: key, value: local.value, stamp: local.stamp, cause: .rejected,
-                            reason: "the server already settled a later change of this replica to this key"))
+                // A later change of its author replaced it, then was removed and collected.
+                if isThisChange {
                     changed[key] = .some(local.synced.map(LocalRecord.init(synced:)))
                 }
             case .tooFarAhead:
@@ -225,6 +231,7 @@ extension SyncReplica {
             meta.clock.goBack(keeping: kept)
             for key in tooFarAhead {
                 var next = records[key]!
+                next.replaces = next.replacing()
                 next.stamp = meta.clock.stamp(now: now, replica: meta.id)
                 changed[key] = next
             }
@@ -234,8 +241,11 @@ extension SyncReplica {
             meta.cursor = meta.cursor.next
         }
         rejected += newlyRejected
+        archive += lost
         try await files.commit(
-            ReplicaFiles.Changes(meta: meta, records: changed, rejected: newlyRejected.isEmpty ? nil : rejected))
+            ReplicaFiles.Changes(
+                meta: meta, records: changed, archive: lost.isEmpty ? nil : archive,
+                rejected: newlyRejected.isEmpty ? nil : rejected))
         let signalled = state.withLock { state in
             let signalled = state.changedValues(changed)
             state.meta = meta
@@ -248,7 +258,8 @@ extension SyncReplica {
                 state.pendingSince[key] = state.lastWrite[key] ?? 0
             }
             state.rejected = rejected
-            state.publish()
+            state.archive = archive
+            state.publish(conflicts: lost)
             return signalled
         }
         signal(signalled)
@@ -298,7 +309,8 @@ extension SyncReplica {
                 continue
             }
             if local.isPending {
-                if local.stamp == record.stamp {
+                // Its acknowledgement, or a record made on it: the change is settled.
+                if local.stamp == record.stamp || record.isMade(on: local.stamp) {
                     changed[record.key] = LocalRecord(synced: record)
                 }
             } else if (record.version ?? .zero) > (local.version ?? .zero) {

@@ -107,7 +107,7 @@ public final class InMemorySyncServer: Sendable {
     /// - Parameter account: The account.
     public func startNewEpoch(for account: SyncAccount) async throws {
         accounts.withLock { accounts in
-            var state = accounts[account.id] ?? SyncAccountState(row: SyncAccountRow(epoch: UUID()))
+            var state = accounts[account.id] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             state.row.epoch = UUID()
             state.progress = [:]
             state.idempotency = [:]
@@ -178,7 +178,7 @@ public final class InMemorySyncServer: Sendable {
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
         let now = clock.milliseconds
         let (response, wrote) = accounts.withLock { accounts in
-            var state = accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: UUID()))
+            var state = accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             if let refusal = SyncServerRules.refusal(
                 account: state.row, epoch: request.epoch, seen: request.seen,
@@ -191,7 +191,7 @@ public final class InMemorySyncServer: Sendable {
             var outcomes: [SyncPushResponse.Outcome] = []
             var wrote = false
             for change in request.changes {
-                let entryKey = SyncReplicaKey(replica: request.replica, key: change.key)
+                let entryKey = SyncReplicaKey(replica: change.stamp.replica, key: change.key)
                 let decision = SyncServerRules.decide(
                     change, from: request.replica, current: state.records[change.key],
                     entry: state.idempotency[entryKey], version: state.row.head.next, serverTime: now,
@@ -226,7 +226,7 @@ public final class InMemorySyncServer: Sendable {
     func pull(_ request: SyncPullRequest) -> SyncPullResponse {
         let now = clock.milliseconds
         return accounts.withLock { accounts in
-            var state = accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: UUID()))
+            var state = accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             let row = state.row
             if let refusal = SyncServerRules.refusal(
@@ -245,7 +245,9 @@ public final class InMemorySyncServer: Sendable {
             let (cursor, isComplete) = SyncServerRules.page(of: Array(records), limit: limit, head: row.head)
             let archivedAfter = request.archivedAfter ?? request.cursor
             let conflicts = state.archive
-                .filter { $0.writer == request.replica && $0.version > archivedAfter && $0.version <= cursor }
+                .filter {
+                    $0.isPulled && $0.writer == request.replica && $0.version > archivedAfter && $0.version <= cursor
+                }
                 .map(\.conflict)
             state.progress[request.replica] = SyncServerRules.progress(
                 state.progress[request.replica], cursor: request.cursor,

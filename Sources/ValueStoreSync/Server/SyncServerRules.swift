@@ -9,6 +9,12 @@ package enum SyncServerRules {
     /// How far in the server's future a stamp may be, by default: a minute.
     package static let defaultMaximumClockAhead: Int64 = 60_000
 
+    /// Every account's first epoch, the same everywhere: a server restored from a backup taken
+    /// before the account existed has it too, so the account's replicas find the server behind
+    /// (``SyncRefusal/restored``) and push their records back, rather than take it for a reset.
+    /// Only ``InMemorySyncServer/startNewEpoch(for:)`` makes a random one.
+    package static let initialEpoch = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
     // MARK: Refusals
 
     /// Why a request must be refused before anything in it is looked at, if it must.
@@ -71,17 +77,23 @@ package enum SyncServerRules {
 
     /// Settles one change from `pusher` against the key's `current` record.
     ///
+    /// The idempotency entry is the one of the change's author (its stamp's replica) and key,
+    /// whoever pushes it: a copy of the author's folder, or a replica pushing back what a
+    /// restored server lost, pushes the author's changes, and each has its effect once.
+    ///
     /// In order:
-    /// 1. The same stamp as the (replica, key)'s idempotency entry is a repeat: the recorded
-    ///    outcome again (the current record, when a later one replaced it), or, with another
-    ///    digest, a rejection (a copied replica reused the stamp).
-    /// 2. An older stamp than the entry's is an old repeat: ``SyncPushResponse/Outcome/superseded``.
+    /// 1. The same stamp as the entry's is a repeat: the recorded outcome again (the current
+    ///    record, when a later one replaced it), or, with another digest, a rejection (a copied
+    ///    replica reused the stamp).
+    /// 2. An older stamp than the entry's was replaced by its author's later change, which the
+    ///    server has settled: ``SyncPushResponse/Outcome/overtaken(_:)`` by the current record.
     /// 3. A stamp more than `maximumClockAhead` milliseconds after `serverTime`:
     ///    ``SyncPushResponse/Outcome/tooFarAhead``.
-    /// 4. The current record's own stamp: accepted again, or rejected if the content differs.
-    /// 5. A change made on the current record (its base is the record's stamp, or there is no
-    ///    record and it was made on nothing), or a later change of the replica that wrote the
-    ///    current record, applies.
+    /// 4. The current record's own stamp: accepted again, or rejected if the content differs. A
+    ///    change the current record was made on (its base, or one it replaces) is overtaken.
+    /// 5. A change made on the current record applies: its base is the record's stamp, or the
+    ///    record is one of the earlier changes it replaces, or there is no record and it was made
+    ///    on nothing; so does a later change of the author of the current record.
     /// 6. Otherwise the change is concurrent with the record, and its policy settles it:
     ///    `lastWriterWins` by stamp; `saveBeatsRemove` a save over a removal, a removal loses to
     ///    a save, two saves or two removals by stamp; `compareAndSet` loses; `merge` asks the
@@ -91,8 +103,9 @@ package enum SyncServerRules {
     ///   - change: The change, as pushed.
     ///   - pusher: The replica that pushed it.
     ///   - current: The key's record, if any.
-    ///   - entry: The idempotency entry of (`pusher`, the key), if any.
-    ///   - version: The version a write takes: the account's head plus one.
+    ///   - entry: The idempotency entry of the change's author and key, if any.
+    ///   - version: The version a write takes: the account's head plus one. A loser archived
+    ///     without a write is archived at it too; only a write bumps the head.
     ///   - serverTime: The server's clock, in milliseconds since 1970.
     ///   - maximumClockAhead: How far in the future a stamp may be, in milliseconds.
     package static func decide(
@@ -112,7 +125,7 @@ package enum SyncServerRules {
             return PushDecision(replay(entry.outcome, of: change, current: current))
         }
         if let entry, change.stamp < entry.stamp {
-            return PushDecision(.superseded)
+            return PushDecision(current.map { .overtaken($0.record) } ?? .superseded)
         }
         if change.stamp.milliseconds > serverTime + maximumClockAhead {
             return PushDecision(.tooFarAhead)
@@ -143,9 +156,12 @@ package enum SyncServerRules {
                 idempotency: SyncIdempotencyEntry(
                     stamp: change.stamp, digest: digest, outcome: .accepted(current.version)))
         }
+        if record.isMade(on: change.stamp) {
+            return PushDecision(.overtaken(record))
+        }
         let madeOnCurrent =
-            change.base == record.stamp
-            || (current.writer == pusher && change.stamp.replica == pusher && record.stamp < change.stamp)
+            change.base == record.stamp || change.replaces.contains(record.stamp)
+            || (record.stamp.replica == change.stamp.replica && record.stamp < change.stamp)
         if madeOnCurrent {
             return apply
         }
@@ -203,7 +219,7 @@ package enum SyncServerRules {
         decision.archive = SyncArchivedConflict(
             conflict: SyncConflict(
                 key: loser.key, value: loser.value, stamp: loser.stamp, cause: .lost, winner: change.stamp),
-            writer: current.writer, version: apply.write?.version ?? .zero)
+            writer: current.writer, version: apply.write?.version ?? .zero, isPulled: true)
         return decision
     }
 
@@ -220,7 +236,7 @@ package enum SyncServerRules {
             archive: SyncArchivedConflict(
                 conflict: SyncConflict(
                     key: change.key, value: change.value, stamp: change.stamp, cause: .lost, winner: winner?.stamp),
-                writer: pusher, version: version),
+                writer: pusher, version: version, isPulled: false),
             idempotency: SyncIdempotencyEntry(stamp: change.stamp, digest: digest, outcome: .lost))
     }
 
@@ -248,16 +264,15 @@ package enum SyncServerRules {
             + " a copied replica directory that did not make itself a new identity"
     }
 
-    /// Whether the decision takes a version, so that the account's head must be bumped to the
-    /// version given to ``decide(_:from:current:entry:version:serverTime:maximumClockAhead:)``:
-    /// a write does, and so does an archived loser, even when nothing is written (the change
-    /// lost), so that the loser's replica pulls the archive entry as its cursor passes that
-    /// version, exactly once.
+    /// Whether the decision writes a record, which takes the version given to
+    /// ``decide(_:from:current:entry:version:serverTime:maximumClockAhead:)``: the account's head
+    /// must then be bumped to it.
     package static func bumpsHead(_ decision: PushDecision) -> Bool {
-        decision.write != nil || decision.archive != nil
+        decision.write != nil
     }
 
-    /// A short digest of everything a change says (its value, removal, base and policy), to tell
+    /// A short digest of everything a change says (its value, removal, base, the changes it
+    /// replaces, and its policy), to tell
     /// a repeat from another change that reused the stamp: FNV-1a, 64 bits, as 16 hex digits.
     package static func digest(of change: SyncRecord) -> String {
         var hash = FNV1a()
@@ -267,6 +282,10 @@ package enum SyncServerRules {
         hash.mix(change.value ?? Data())
         hash.mix([0])
         hash.mix((change.base?.description ?? "").utf8)
+        for replaced in change.replaces {
+            hash.mix([0])
+            hash.mix(replaced.description.utf8)
+        }
         return hash.hex
     }
 

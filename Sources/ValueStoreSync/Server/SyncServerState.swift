@@ -37,7 +37,8 @@ package struct SyncServerRecord: Hashable, Sendable {
     package var version: ServerVersion { record.version ?? .zero }
 }
 
-/// What the server keeps of a replica's last change to a key, so a repeat has its effect once.
+/// What the server keeps of the last change an author (a replica, by its stamps) made to a key,
+/// so a repeat has its effect once, whoever pushes it.
 package struct SyncIdempotencyEntry: Hashable, Sendable {
     /// The stamp of the replica's last settled change to the key.
     package var stamp: HybridTimestamp
@@ -82,19 +83,25 @@ package struct SyncReplicaProgress: Hashable, Sendable {
 /// A loser in the server's archive.
 package struct SyncArchivedConflict: Hashable, Sendable {
     package var conflict: SyncConflict
-    /// The replica whose push wrote the loser: its pulls bring the entry to its own archive.
+    /// The replica whose push wrote the loser.
     package var writer: ReplicaID
-    /// The version of the write that archived it.
+    /// The version of the write that displaced it; for a change that lost as it was pushed, the
+    /// version the next write takes.
     package var version: ServerVersion
+    /// Whether the writer's pulls bring it to the writer's own archive: a record that a later
+    /// change displaced. A change that lost as it was pushed is not: its push's answer told the
+    /// writer, which archived it then.
+    package var isPulled: Bool
 
-    package init(conflict: SyncConflict, writer: ReplicaID, version: ServerVersion) {
+    package init(conflict: SyncConflict, writer: ReplicaID, version: ServerVersion, isPulled: Bool) {
         self.conflict = conflict
         self.writer = writer
         self.version = version
+        self.isPulled = isPulled
     }
 }
 
-/// One replica's key, for the idempotency entries.
+/// One author's key, for the idempotency entries.
 package struct SyncReplicaKey: Hashable, Sendable {
     package var replica: ReplicaID
     package var key: String

@@ -29,7 +29,8 @@ public struct SyncConflict: Hashable, Sendable, Codable {
         /// change (`compareAndSet`) was not made on.
         case lost
         /// An edit made before the replica's first complete pull lost to the server's value
-        /// (``SyncOptions/FirstSync/keepRemote``).
+        /// (``SyncOptions/FirstSync/keepRemote``), or the server's value lost to it
+        /// (``SyncOptions/FirstSync/keepLocal``).
         case firstSync
         /// The server started a new epoch, and the replica's record or pending change differed
         /// from the server's.

@@ -23,9 +23,9 @@ public struct SyncPullResponse: Hashable, Sendable, Codable {
     public var refusal: SyncRefusal?
     /// Records committed after the request's cursor, by version, removals included.
     public var records: [SyncRecord]
-    /// Changes the requesting replica pushed that lost and were archived on the server, for its
-    /// own archive: those archived in the versions this page covers (after the request's
-    /// ``SyncPullRequest/archivedAfter``), each once.
+    /// Records the requesting replica pushed that a later change displaced, archived on the
+    /// server, for the replica's own archive: those archived in the versions this page covers
+    /// (after the request's ``SyncPullRequest/archivedAfter``), each once.
     public var conflicts: [SyncConflict]
     /// Where the next page starts: the replica has pulled up to here.
     public var cursor: ServerVersion

@@ -22,18 +22,18 @@ public struct SyncPushResponse: Hashable, Sendable, Codable {
     public enum Outcome: Hashable, Sendable, Codable {
         /// The change is the server's record of its key, at this version.
         case accepted(ServerVersion)
-        /// The change was accepted before (this is a repeat), and a later record has replaced
-        /// it since: this one.
+        /// The change is settled, and this record holds it: the change was accepted before (this
+        /// is a repeat) and a later record replaced it, or the record was made on it. Nothing
+        /// was archived.
         case overtaken(SyncRecord)
         /// The change did not apply: it lost to the server's record, given here (`nil`: the key
-        /// has none). The server archived it, and the replica's next pull brings it to the
-        /// replica's own archive.
+        /// has none). The server archived it; the replica archives it too, and takes the record.
         case lost(SyncRecord?)
         /// A ``SyncRecord/Policy/merge`` change was not made on the server's record, given here
         /// (`nil`: none): merge with it and push the result. Nothing was archived.
         case mergeNeeded(SyncRecord?)
-        /// The replica already sent a later change to this key: this one is an old repeat, and
-        /// nothing happened.
+        /// The change's author already sent a later change to this key, and the key has no
+        /// record now (its removal was collected): nothing happened.
         case superseded
         /// The change's stamp is too far in the server's future: stamp it again after
         /// ``SyncPushResponse/serverTime`` and push again. Nothing happened.

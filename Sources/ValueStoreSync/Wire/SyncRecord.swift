@@ -42,6 +42,11 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     public var stamp: HybridTimestamp
     /// The stamp of the record the change was made on; `nil` when it was made on nothing.
     public var base: HybridTimestamp?
+    /// The stamps of the replica's earlier changes to the key that this one replaces, made
+    /// since ``base`` and not yet acknowledged: the change was made on each of them too, so it
+    /// applies over whichever of them reached the server (its answer was lost, or a copy of the
+    /// replica's folder pushed it). The latest 16 at most.
+    public var replaces: [HybridTimestamp]
     /// How the server settles the change.
     public var policy: Policy
     /// The server version of the record, on records the server sends; `nil` on pushed changes.
@@ -58,6 +63,7 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     ///   - value: The value's bytes, or `nil` for a removal.
     ///   - stamp: When the change was made, and by which replica.
     ///   - base: The stamp of the record the change was made on, if any.
+    ///   - replaces: The replica's earlier, unacknowledged changes to the key this one replaces.
     ///   - policy: How the server settles the change.
     ///   - version: The server version, on records the server sends.
     public init(
@@ -65,6 +71,7 @@ public struct SyncRecord: Hashable, Sendable, Codable {
         value: Data?,
         stamp: HybridTimestamp,
         base: HybridTimestamp?,
+        replaces: [HybridTimestamp] = [],
         policy: Policy,
         version: ServerVersion? = nil
     ) {
@@ -72,6 +79,7 @@ public struct SyncRecord: Hashable, Sendable, Codable {
         self.value = value
         self.stamp = stamp
         self.base = base
+        self.replaces = replaces
         self.policy = policy
         self.version = version
     }

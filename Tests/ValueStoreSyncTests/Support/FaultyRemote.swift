@@ -30,21 +30,28 @@ final class FaultyRemote: Sendable {
         var decide: @Sendable (_ call: Call) -> Fault = { _ in .pass }
         var held: [CheckedContinuation<Void, Never>] = []
         var holding: [CheckedContinuation<Void, Never>] = []
+        var isFinished = false
         var log: [String] = []
     }
 
     private let inner: SyncRemote
+    private let onPush: (@Sendable (_ request: SyncPushRequest) -> Void)?
     private let state = Mutex(State())
 
-    init(_ inner: SyncRemote) {
+    /// A remote around `inner`; `onPush` sees every push request before it is sent.
+    init(_ inner: SyncRemote, onPush: (@Sendable (_ request: SyncPushRequest) -> Void)? = nil) {
         self.inner = inner
+        self.onPush = onPush
     }
 
     /// The remote to give a replica.
     var remote: SyncRemote {
         SyncRemote(
             label: "faulty \(inner.label)",
-            push: { request in try await self.call(.push) { try await self.inner.push(request) } },
+            push: { request in
+                self.onPush?(request)
+                return try await self.call(.push) { try await self.inner.push(request) }
+            },
             pull: { request in try await self.call(.pull) { try await self.inner.pull(request) } },
             pokes: { self.inner.pokes() })
     }
@@ -64,16 +71,26 @@ final class FaultyRemote: Sendable {
     var requests: Int { state.withLock { $0.pushes + $0.pulls } }
     var log: [String] { state.withLock { $0.log } }
 
-    /// Waits until a call is held in flight.
+    /// Waits until a call is held in flight, or ``finished()`` says none will be.
     func waitUntilHolding() async {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
-                if !state.held.isEmpty { return true }
+                if !state.held.isEmpty || state.isFinished { return true }
                 state.holding.append(continuation)
                 return false
             }
             if now { continuation.resume() }
         }
+    }
+
+    /// Says that the work that might have made a held call is over.
+    func finished() {
+        let waiting = state.withLock { state in
+            state.isFinished = true
+            defer { state.holding = [] }
+            return state.holding
+        }
+        for waiter in waiting { waiter.resume() }
     }
 
     /// Lets every held call end, each with an error.
