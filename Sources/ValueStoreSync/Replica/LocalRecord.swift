@@ -11,6 +11,8 @@ struct LocalRecord: Hashable, Sendable, Codable {
     var base: HybridTimestamp?
     /// While pending: the replica's earlier pending changes to the key this one replaced.
     var replaces: [HybridTimestamp] = []
+    /// While pending: whether it is a record pushed back to a server that lost it.
+    var isRestoring = false
     var policy: SyncRecord.Policy
     /// The server's version of this very record, once the server acknowledged or sent it; `nil`
     /// while it is pending, in the outbox.
@@ -54,7 +56,8 @@ struct LocalRecord: Hashable, Sendable, Codable {
     /// The record as the server sees it: the change to push, or the record it sent.
     func record(key: String) -> SyncRecord {
         SyncRecord(
-            key: key, value: value, stamp: stamp, base: base, replaces: replaces, policy: policy, version: version)
+            key: key, value: value, stamp: stamp, base: base, replaces: replaces, policy: policy,
+            isRestoring: isRestoring, version: version)
     }
 
     /// The server's state this record descends from: itself when synced, its `synced` while

@@ -6,9 +6,6 @@ struct ReplicaMeta: Hashable, Sendable, Codable {
     var id: ReplicaID
     /// The folder the identity was made in; a copy of the folder is another folder.
     var marker: FolderMarker
-    /// The identity the server gave ``seen`` to: `id`, or in a copied folder that has not heard
-    /// from the server yet, the identity it was copied from.
-    var seenAs: ReplicaID
     /// The highest server version any answer gave the replica.
     var seen = ServerVersion.zero
     /// How far the replica has pulled.
@@ -26,7 +23,6 @@ struct ReplicaMeta: Hashable, Sendable, Codable {
     init(id: ReplicaID, marker: FolderMarker) {
         self.id = id
         self.marker = marker
-        self.seenAs = id
     }
 }
 

@@ -42,7 +42,8 @@ extension SyncReplica {
             let loaded = try await files.load()
             var meta = loaded.meta ?? ReplicaMeta(id: .random(), marker: marker)
             if meta.marker != marker {
-                // A copy: a new identity, while `seenAs` keeps the one the server knows.
+                // A copy: a new identity, which the server does not know; its first request is
+                // answered `restored`, and it reconciles its whole state with the server's.
                 meta.id = .random()
                 meta.marker = marker
             }
@@ -125,5 +126,12 @@ extension SyncReplica {
             guard let record = state.records[key] else { return nil }
             return record.isPending ? record.synced?.version : record.version
         }
+    }
+}
+
+extension SyncReplica {
+    /// Whether the replica finished its first complete pull; for tests.
+    package var hasPulled: Bool {
+        state.withLock { $0.meta?.hasPulled ?? false }
     }
 }

@@ -10,8 +10,10 @@ extension SyncReplica {
     ///   says; `.compareAndSet` and `.merge` edits are left to the push, which settles them.
     /// - ``SyncRefusal/resyncNeeded``: the server's records replace older ones, and the synced
     ///   keys the server no longer has (their removals were collected) are removed.
-    /// - ``SyncRefusal/restored``: every record the replica holds that the server lacks, or holds
-    ///   with an older stamp, is pending again, to be pushed back with its own stamp and base.
+    /// - ``SyncRefusal/restored``: every synced record the replica holds that the server lacks,
+    ///   or holds other than it (not a record made on it), is pending again, to be pushed back
+    ///   with its own stamp and base and settled by stamp; a record the server lacks below its
+    ///   horizon was removed, and goes.
     /// - ``SyncRefusal/epochChanged``: the server's records replace the replica's, and every
     ///   difference, pending changes included, is archived; nothing is pushed.
     ///
@@ -27,9 +29,9 @@ extension SyncReplica {
                 state.withLock { $0.meta = meta }
             }
         }
-        let (id, epoch, seen, seenAs, cursor) = state.withLock { state in
+        let (id, epoch, seen, cursor) = state.withLock { state in
             let meta = state.meta!
-            return (meta.id, meta.epoch, meta.seen, meta.seenAs, meta.cursor)
+            return (meta.id, meta.epoch, meta.seen, meta.cursor)
         }
         // Pages from version zero; if the epoch changes under them, from zero again.
         var serverRecords: [String: SyncRecord] = [:]
@@ -41,7 +43,7 @@ extension SyncReplica {
             let request = SyncPullRequest(
                 account: account.id, replica: id,
                 epoch: refusal == .epochChanged || refusal == nil ? pageEpoch : (pageEpoch ?? epoch),
-                cursor: position, seen: seen, seenAs: seenAs, limit: max(1, options.pullPageSize), isResync: true,
+                cursor: position, seen: seen, limit: max(1, options.pullPageSize), isResync: true,
                 archivedAfter: cursor)
             let page = try await remote.pull(request)
             if let refusal = page.refusal {
@@ -76,13 +78,13 @@ extension SyncReplica {
     private func reconcile(
         with server: [String: SyncRecord],
         conflicts: [SyncConflict],
-        page: SyncPullResponse,
+        page last: SyncPullResponse,
         answering refusal: SyncRefusal?,
         now: Int64
     ) async throws {
         var (meta, records, archive) = state.withLock { ($0.meta!, $0.records, $0.archive) }
         meta.clock = state.withLock { state in
-            state.clock.observe(serverTime: page.serverTime, now: now)
+            state.clock.observe(serverTime: last.serverTime, now: now)
             return state.clock
         }
         for record in server.values {
@@ -135,17 +137,21 @@ extension SyncReplica {
         case .restored?:
             for (key, local) in records {
                 let remote = server[key]
-                if local.isPending {
-                    if let remote, remote.stamp == local.stamp {
-                        changed[key] = LocalRecord(synced: remote)
-                    }
-                } else if let remote, remote.stamp >= local.stamp {
+                if let remote, remote.stamp == local.stamp || remote.isMade(on: local.stamp) {
+                    // The server has it, or a record made on it.
                     changed[key] = LocalRecord(synced: remote)
+                } else if local.isPending {
+                    continue
+                } else if remote == nil, (local.version ?? .zero) <= last.horizon {
+                    // Its removal was collected before the server's backup.
+                    changed[key] = .some(nil)
                 } else {
-                    // The server lost it, or holds an older record: push it back as it was.
+                    // Push it back as it was: the server settles it by stamp, or knows it
+                    // already (its author's later change), and archives the loser.
                     var next = local
                     next.version = nil
                     next.synced = remote
+                    next.isRestoring = true
                     changed[key] = next
                 }
             }
@@ -173,10 +179,9 @@ extension SyncReplica {
         }
         archived += delivered
         archive += archived
-        meta.epoch = page.epoch
-        meta.cursor = page.cursor
-        meta.seen = page.cursor
-        meta.seenAs = meta.id
+        meta.epoch = last.epoch
+        meta.cursor = last.cursor
+        meta.seen = last.cursor
         meta.hasPulled = true
         meta.resync = nil
         try await files.commit(

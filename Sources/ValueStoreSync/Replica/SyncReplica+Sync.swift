@@ -90,8 +90,8 @@ extension SyncReplica {
                     .map { $0.value.record(key: $0.key) }
                 guard !changes.isEmpty, let meta = state.meta else { return nil }
                 return SyncPushRequest(
-                    account: account.id, replica: meta.id, epoch: meta.epoch, seen: meta.seen, seenAs: meta.seenAs,
-                    cursor: meta.cursor, changes: changes)
+                    account: account.id, replica: meta.id, epoch: meta.epoch, seen: meta.seen, cursor: meta.cursor,
+                    changes: changes)
             }
             guard let request else { return nil }
             enter(.pushing)
@@ -146,6 +146,7 @@ extension SyncReplica {
                 if isThisChange {
                     next.version = version
                     next.synced = nil
+                    next.isRestoring = false
                 } else if local.isPending {
                     // A newer local change was made on this one: it is made on the server's record now.
                     var acknowledged = change
@@ -222,18 +223,37 @@ extension SyncReplica {
             }
         }
         if !tooFarAhead.isEmpty {
-            // The server's time taught the clock its offset: stamp those changes again, after
-            // everything seen but not after the refused stamps.
+            // The server's time taught the clock its offset: stamp again every pending change of
+            // this replica stamped after the server's time (the refused ones, and those not
+            // pushed yet), after everything seen but not after the refused stamps.
             for (key, record) in changed {
                 records[key] = record
             }
-            let kept = records.filter { $0.value.isPending && !tooFarAhead.contains($0.key) }.map(\.value.stamp)
+            let restamped = Set(tooFarAhead.filter { records[$0]!.stamp.replica == meta.id }).union(
+                records.filter {
+                    $0.value.isPending && $0.value.stamp.replica == meta.id
+                        && $0.value.stamp.milliseconds > response.serverTime
+                }.keys)
+            let kept = records.filter { $0.value.isPending && !restamped.contains($0.key) }.map(\.value.stamp)
             meta.clock.goBack(keeping: kept)
-            for key in tooFarAhead {
+            for key in restamped.sorted() {
                 var next = records[key]!
                 next.replaces = next.replacing()
                 next.stamp = meta.clock.stamp(now: now, replica: meta.id)
                 changed[key] = next
+            }
+            // A change copied with this folder from another replica cannot be stamped again: its
+            // author may have made later changes on it, which a new stamp would come after. It
+            // is archived, with its value.
+            for key in tooFarAhead where !restamped.contains(key) {
+                let copied = records[key]!
+                let conflict = SyncConflict(
+                    key: key, value: copied.value, stamp: copied.stamp, cause: .lost,
+                    reason: "a change copied from another replica's folder, stamped too far in the server's future")
+                if !archive.contains(conflict) && !lost.contains(conflict) {
+                    lost.append(conflict)
+                }
+                changed[key] = .some(copied.synced.map(LocalRecord.init(synced:)))
             }
         }
         // Versions right after the cursor that are this push's own writes need no pull.
@@ -275,7 +295,7 @@ extension SyncReplica {
                 let meta = state.meta!
                 return SyncPullRequest(
                     account: account.id, replica: meta.id, epoch: meta.epoch, cursor: meta.cursor, seen: meta.seen,
-                    seenAs: meta.seenAs, limit: max(1, options.pullPageSize), isResync: false)
+                    limit: max(1, options.pullPageSize), isResync: false)
             }
             enter(.pulling)
             let page = try await remote.pull(request)
@@ -326,12 +346,8 @@ extension SyncReplica {
             !archive.contains { $0.key == conflict.key && $0.stamp == conflict.stamp }
         }
         archive += added
-        let seenBefore = meta.seen
         meta.cursor = page.cursor
         meta.seen = max(meta.seen, page.cursor)
-        if page.cursor >= seenBefore {
-            meta.seenAs = meta.id
-        }
         _ = records
         try await files.commit(
             ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive))

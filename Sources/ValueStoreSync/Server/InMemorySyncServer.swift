@@ -182,7 +182,7 @@ public final class InMemorySyncServer: Sendable {
             defer { accounts[request.account] = state }
             if let refusal = SyncServerRules.refusal(
                 account: state.row, epoch: request.epoch, seen: request.seen,
-                seenAs: state.progress[request.seenAs], cursor: request.cursor, isPush: true, isResync: false)
+                progress: state.progress[request.replica], cursor: request.cursor, isPush: true, isResync: false)
             {
                 return (
                     SyncPushResponse(epoch: state.row.epoch, serverTime: now, refusal: refusal, outcomes: []), false
@@ -230,7 +230,7 @@ public final class InMemorySyncServer: Sendable {
             defer { accounts[request.account] = state }
             let row = state.row
             if let refusal = SyncServerRules.refusal(
-                account: row, epoch: request.epoch, seen: request.seen, seenAs: state.progress[request.seenAs],
+                account: row, epoch: request.epoch, seen: request.seen, progress: state.progress[request.replica],
                 cursor: request.cursor, isPush: false, isResync: request.isResync)
             {
                 return SyncPullResponse(

@@ -21,14 +21,16 @@ package enum SyncServerRules {
     ///
     /// - A request for another epoch: ``SyncRefusal/epochChanged``. A push must name the epoch;
     ///   a pull without one takes the server's.
-    /// - Outside a resync, a replica that was given more than this server remembers giving it
-    ///   (as `seenAs`): ``SyncRefusal/restored``.
+    /// - Outside a resync, a replica that was given more than this server remembers giving it:
+    ///   ``SyncRefusal/restored``. A replica the server does not know that was given anything
+    ///   is a copied folder's new identity, or was served by history this server lost; either
+    ///   way it reconciles its whole state with the server's.
     /// - Outside a resync, a cursor below the horizon: ``SyncRefusal/resyncNeeded``.
     package static func refusal(
         account: SyncAccountRow,
         epoch: UUID?,
         seen: ServerVersion,
-        seenAs progress: SyncReplicaProgress?,
+        progress: SyncReplicaProgress?,
         cursor: ServerVersion,
         isPush: Bool,
         isResync: Bool
@@ -94,7 +96,10 @@ package enum SyncServerRules {
     /// 5. A change made on the current record applies: its base is the record's stamp, or the
     ///    record is one of the earlier changes it replaces, or there is no record and it was made
     ///    on nothing; so does a later change of the author of the current record.
-    /// 6. Otherwise the change is concurrent with the record, and its policy settles it:
+    /// 6. Otherwise the change is concurrent with the record. A record pushed back to a server
+    ///    that lost it (``SyncRecord/isRestoring``) is settled by stamp, whatever its policy: it
+    ///    was settled once already, and its stamp orders it after everything its writer had
+    ///    seen. Otherwise its policy settles it:
     ///    `lastWriterWins` by stamp; `saveBeatsRemove` a save over a removal, a removal loses to
     ///    a save, two saves or two removals by stamp; `compareAndSet` loses; `merge` asks the
     ///    replica to merge. A loser is archived, except a removal that lost to a removal.
@@ -132,6 +137,7 @@ package enum SyncServerRules {
         }
         var written = change
         written.version = version
+        written.isRestoring = false
         let apply = PushDecision(
             .accepted(version), write: SyncServerRecord(record: written, writer: pusher),
             idempotency: SyncIdempotencyEntry(stamp: change.stamp, digest: digest, outcome: .accepted(version)))
@@ -164,6 +170,9 @@ package enum SyncServerRules {
             || (record.stamp.replica == change.stamp.replica && record.stamp < change.stamp)
         if madeOnCurrent {
             return apply
+        }
+        if change.isRestoring {
+            return byStamp(change, from: pusher, over: current, digest: digest, version: version, apply: apply)
         }
         switch change.policy {
         case .lastWriterWins:
@@ -272,7 +281,7 @@ package enum SyncServerRules {
     }
 
     /// A short digest of everything a change says (its value, removal, base, the changes it
-    /// replaces, and its policy), to tell
+    /// replaces, and its policy; not whether it is pushed back after a restore), to tell
     /// a repeat from another change that reused the stamp: FNV-1a, 64 bits, as 16 hex digits.
     package static func digest(of change: SyncRecord) -> String {
         var hash = FNV1a()

@@ -4,8 +4,8 @@ public import Foundation
 ///
 /// ```swift
 /// let request = SyncPullRequest(
-///     account: "user-42", replica: id, epoch: epoch, cursor: cursor, seen: seen, seenAs: id,
-///     limit: 500, isResync: false)
+///     account: "user-42", replica: id, epoch: epoch, cursor: cursor, seen: seen, limit: 500,
+///     isResync: false)
 /// let page = try await remote.pull(request)
 /// ```
 public struct SyncPullRequest: Hashable, Sendable, Codable {
@@ -18,10 +18,9 @@ public struct SyncPullRequest: Hashable, Sendable, Codable {
     public var epoch: UUID?
     /// The version the replica has pulled up to: the page holds records committed after it.
     public var cursor: ServerVersion
-    /// The highest server version the replica has been given, in any answer.
+    /// The highest server version the replica has been given, in any answer (see
+    /// ``SyncPushRequest/seen``).
     public var seen: ServerVersion
-    /// The replica the server gave ``seen`` to (see ``SyncPushRequest/seenAs``).
-    public var seenAs: ReplicaID
     /// The most records in the page.
     public var limit: Int
     /// Whether this is part of a whole-state pull (from version zero), which the server answers
@@ -36,8 +35,8 @@ public struct SyncPullRequest: Hashable, Sendable, Codable {
     ///
     /// ```swift
     /// let request = SyncPullRequest(
-    ///     account: "user-42", replica: id, epoch: nil, cursor: .zero, seen: .zero, seenAs: id,
-    ///     limit: 500, isResync: true)
+    ///     account: "user-42", replica: id, epoch: nil, cursor: .zero, seen: .zero, limit: 500,
+    ///     isResync: true)
     /// ```
     ///
     /// - Parameters:
@@ -46,7 +45,6 @@ public struct SyncPullRequest: Hashable, Sendable, Codable {
     ///   - epoch: The epoch as the replica knows it, or `nil`.
     ///   - cursor: The version the replica has pulled up to.
     ///   - seen: The highest server version the replica has been given.
-    ///   - seenAs: The replica the server gave `seen` to.
     ///   - limit: The most records in the page.
     ///   - isResync: Whether this is part of a whole-state pull.
     ///   - archivedAfter: The page brings the replica's changes archived after this version;
@@ -57,7 +55,6 @@ public struct SyncPullRequest: Hashable, Sendable, Codable {
         epoch: UUID?,
         cursor: ServerVersion,
         seen: ServerVersion,
-        seenAs: ReplicaID,
         limit: Int,
         isResync: Bool,
         archivedAfter: ServerVersion? = nil
@@ -67,7 +64,6 @@ public struct SyncPullRequest: Hashable, Sendable, Codable {
         self.epoch = epoch
         self.cursor = cursor
         self.seen = seen
-        self.seenAs = seenAs
         self.limit = limit
         self.isResync = isResync
         self.archivedAfter = archivedAfter

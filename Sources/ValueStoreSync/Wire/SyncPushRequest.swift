@@ -9,8 +9,7 @@ public import Foundation
 ///
 /// ```swift
 /// let request = SyncPushRequest(
-///     account: "user-42", replica: id, epoch: epoch, seen: seen, seenAs: id, cursor: cursor,
-///     changes: [change])
+///     account: "user-42", replica: id, epoch: epoch, seen: seen, cursor: cursor, changes: [change])
 /// let response = try await remote.push(request)
 /// ```
 public struct SyncPushRequest: Hashable, Sendable, Codable {
@@ -20,11 +19,10 @@ public struct SyncPushRequest: Hashable, Sendable, Codable {
     public var replica: ReplicaID
     /// The account's epoch as the replica knows it; `nil` before its first pull.
     public var epoch: UUID?
-    /// The highest server version the replica has been given, in any answer.
+    /// The highest server version the replica has been given, in any answer: more than the
+    /// server remembers giving it means the server lost history (or, for a copied folder's new
+    /// identity, that the server never served it), and is answered ``SyncRefusal/restored``.
     public var seen: ServerVersion
-    /// The replica the server gave ``seen`` to: this one, or, in a copied directory that has not
-    /// heard from the server yet, the replica it was copied from.
-    public var seenAs: ReplicaID
     /// How far the replica has pulled: the server refuses a replica below its horizon.
     public var cursor: ServerVersion
     /// The changes, at most one per key.
@@ -34,8 +32,7 @@ public struct SyncPushRequest: Hashable, Sendable, Codable {
     ///
     /// ```swift
     /// let request = SyncPushRequest(
-    ///     account: "user-42", replica: id, epoch: epoch, seen: seen, seenAs: id, cursor: cursor,
-    ///     changes: [change])
+    ///     account: "user-42", replica: id, epoch: epoch, seen: seen, cursor: cursor, changes: [change])
     /// ```
     ///
     /// - Parameters:
@@ -43,7 +40,6 @@ public struct SyncPushRequest: Hashable, Sendable, Codable {
     ///   - replica: The replica that sends the changes.
     ///   - epoch: The epoch as the replica knows it.
     ///   - seen: The highest server version the replica has been given.
-    ///   - seenAs: The replica the server gave `seen` to.
     ///   - cursor: How far the replica has pulled.
     ///   - changes: The changes, at most one per key.
     public init(
@@ -51,7 +47,6 @@ public struct SyncPushRequest: Hashable, Sendable, Codable {
         replica: ReplicaID,
         epoch: UUID?,
         seen: ServerVersion,
-        seenAs: ReplicaID,
         cursor: ServerVersion,
         changes: [SyncRecord]
     ) {
@@ -59,7 +54,6 @@ public struct SyncPushRequest: Hashable, Sendable, Codable {
         self.replica = replica
         self.epoch = epoch
         self.seen = seen
-        self.seenAs = seenAs
         self.cursor = cursor
         self.changes = changes
     }

@@ -49,6 +49,10 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     public var replaces: [HybridTimestamp]
     /// How the server settles the change.
     public var policy: Policy
+    /// Whether this is a record pushed back to a server that lost it (restored from a backup):
+    /// the server settles it by stamp, whatever its policy, archiving the loser, since it was
+    /// settled once already on the history the server lost.
+    public var isRestoring: Bool
     /// The server version of the record, on records the server sends; `nil` on pushed changes.
     public var version: ServerVersion?
 
@@ -65,6 +69,7 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     ///   - base: The stamp of the record the change was made on, if any.
     ///   - replaces: The replica's earlier, unacknowledged changes to the key this one replaces.
     ///   - policy: How the server settles the change.
+    ///   - isRestoring: Whether the record is pushed back to a server that lost it.
     ///   - version: The server version, on records the server sends.
     public init(
         key: String,
@@ -73,6 +78,7 @@ public struct SyncRecord: Hashable, Sendable, Codable {
         base: HybridTimestamp?,
         replaces: [HybridTimestamp] = [],
         policy: Policy,
+        isRestoring: Bool = false,
         version: ServerVersion? = nil
     ) {
         self.key = key
@@ -81,6 +87,7 @@ public struct SyncRecord: Hashable, Sendable, Codable {
         self.base = base
         self.replaces = replaces
         self.policy = policy
+        self.isRestoring = isRestoring
         self.version = version
     }
 

@@ -13,6 +13,9 @@ final class ChaosModel: Sendable {
         let key: String
         /// The write whose value (or removal) the device showed when it made this one.
         let predecessor: String?
+        /// Whether the replica had not finished its first pull: such an edit loses to the
+        /// server's value by design (`SyncOptions.FirstSync.keepRemote`), whatever it had seen.
+        let isFirstSyncEdit: Bool
     }
 
     private struct State {
@@ -77,13 +80,16 @@ final class ChaosModel: Sendable {
         account: String,
         key: String,
         record: SyncRecord,
-        predecessor: SyncRecord?
+        predecessor: SyncRecord?,
+        isFirstSyncEdit: Bool
     ) {
         let previous = identity(of: predecessor)
         let previousHistory = history(of: previous)
         state.withLock { state in
             state.writes.append(
-                Write(id: id, device: device, account: account, key: key, predecessor: previous))
+                Write(
+                    id: id, device: device, account: account, key: key, predecessor: previous,
+                    isFirstSyncEdit: isFirstSyncEdit))
             state.history[id] = previousHistory.union([id])
             if record.value == nil {
                 state.removals[record.stamp] = id

@@ -74,6 +74,7 @@ final class ChaosSchedule {
         }
         guard let healed = try await heal() else {
             return ["the replicas did not converge within 8 rounds of syncNow() on every replica after healing"]
+                + notQuiet
         }
         return try await ChaosChecker(schedule: self, replicas: healed).problems()
     }
@@ -181,6 +182,7 @@ final class ChaosSchedule {
         let key = pick(Self.keys).name
         let store = store(replica, key)
         let before = replica.record(for: key)
+        let isFirstSyncEdit = !replica.hasPulled
         let id = model.nextWriteID()
         let value = "\(id)@\(account)"
         if key != "cas" && chance(25) {
@@ -196,7 +198,8 @@ final class ChaosSchedule {
         let after = replica.record(for: key)
         guard let after, after != before else { return }
         model.noteWrite(
-            id: id, device: device.name, account: account, key: key, record: after, predecessor: before)
+            id: id, device: device.name, account: account, key: key, record: after, predecessor: before,
+            isFirstSyncEdit: isFirstSyncEdit)
     }
 
     /// Adds one to the device's own count in the account's counter.
@@ -378,15 +381,27 @@ final class ChaosSchedule {
         let replica: SyncReplica
     }
 
+    /// What kept the last healing round from being quiet.
+    private var notQuiet: [String] = []
+
     /// Whether every replica agrees with the server and has nothing pending.
     private func isQuiet(_ healed: [Healed]) async throws -> Bool {
+        notQuiet = []
         for replica in healed {
-            guard replica.replica.status.pendingChanges == 0 else { return false }
+            let name = "\(replica.device)/\(replica.account)"
+            let status = replica.replica.status
+            if status.pendingChanges != 0 {
+                let pending = replica.replica.records.filter { $0.value.version == nil }.keys.sorted()
+                notQuiet.append("\(name): pending \(pending), last error \(status.lastError.map { "\($0)" } ?? "none")")
+            }
             let server = self.server.state(of: SyncAccount(id: replica.account))?.records ?? [:]
             let serverValues = server.compactMapValues { $0.record.value }
             let localValues = replica.replica.records.compactMapValues(\.value)
-            guard serverValues == localValues else { return false }
+            if serverValues != localValues {
+                let keys = Set(serverValues.keys).union(localValues.keys).filter { serverValues[$0] != localValues[$0] }
+                notQuiet.append("\(name): differs from the server at \(keys.sorted())")
+            }
         }
-        return true
+        return notQuiet.isEmpty
     }
 }

@@ -198,7 +198,7 @@ import ValueStoreSync
             epoch asked: UUID?, seen: Int64 = 12, cursor: Int64 = 10, isPush: Bool = false, isResync: Bool = false
         ) -> SyncRefusal? {
             SyncServerRules.refusal(
-                account: row, epoch: asked, seen: ServerVersion(seen), seenAs: progress, cursor: ServerVersion(cursor),
+                account: row, epoch: asked, seen: ServerVersion(seen), progress: progress, cursor: ServerVersion(cursor),
                 isPush: isPush, isResync: isResync)
         }
         #expect(refusal(epoch: epoch) == nil)
@@ -211,7 +211,7 @@ import ValueStoreSync
         #expect(refusal(epoch: epoch, cursor: 4, isResync: true) == nil)
         #expect(
             SyncServerRules.refusal(
-                account: row, epoch: epoch, seen: ServerVersion(1), seenAs: nil, cursor: ServerVersion(5), isPush: true,
+                account: row, epoch: epoch, seen: ServerVersion(1), progress: nil, cursor: ServerVersion(5), isPush: true,
                 isResync: false) == .restored)
     }
 

@@ -23,7 +23,7 @@ import ValueStoreSync
         let epoch = UUID()
         let push = SyncPushRequest(
             account: "user-42", replica: ReplicaID("phone"), epoch: epoch, seen: ServerVersion(4),
-            seenAs: ReplicaID("phone"), cursor: ServerVersion(3), changes: [record])
+            cursor: ServerVersion(3), changes: [record])
         let answer = SyncPushResponse(
             epoch: epoch, serverTime: 1, refusal: nil,
             outcomes: [
@@ -31,8 +31,8 @@ import ValueStoreSync
                 .tooFarAhead, .rejected("why"),
             ])
         let pull = SyncPullRequest(
-            account: "user-42", replica: ReplicaID("phone"), epoch: nil, cursor: .zero, seen: .zero,
-            seenAs: ReplicaID("phone"), limit: 10, isResync: true, archivedAfter: ServerVersion(2))
+            account: "user-42", replica: ReplicaID("phone"), epoch: nil, cursor: .zero, seen: .zero, limit: 10,
+            isResync: true, archivedAfter: ServerVersion(2))
         let page = SyncPullResponse(
             epoch: epoch, serverTime: 2, refusal: .restored, records: [record],
             conflicts: [SyncConflict(key: "theme", value: nil, stamp: stamp, cause: .lost, winner: stamp)],
