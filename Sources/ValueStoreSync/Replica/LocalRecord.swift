@@ -13,6 +13,9 @@ struct LocalRecord: Hashable, Sendable, Codable {
     var replaces: [HybridTimestamp] = []
     /// While pending: whether it is a record pushed back to a server that lost it.
     var isRestoring = false
+    /// While pending: the newest record of the key the server sent since the change was made,
+    /// when newer than ``synced``: what the key goes back to if the change is dropped.
+    var latest: SyncRecord?
     var policy: SyncRecord.Policy
     /// The server's version of this very record, once the server acknowledged or sent it; `nil`
     /// while it is pending, in the outbox.
@@ -66,6 +69,19 @@ struct LocalRecord: Hashable, Sendable, Codable {
         isPending ? synced : record(key: key)
     }
 
+    /// What the key goes back to when its pending change is dropped (rejected, discarded,
+    /// archived): the newest record the server sent of it, or absence.
+    var fallback: LocalRecord? {
+        (latest ?? synced).map(LocalRecord.init(synced:))
+    }
+
+    /// Notes a record of the key the server sent while this change is pending.
+    mutating func note(_ record: SyncRecord) {
+        if (record.version ?? .zero) > (latest?.version ?? synced?.version ?? .zero) {
+            latest = record
+        }
+    }
+
     /// The changes a change that replaces this pending one replaces: this one's, and this one.
     func replacing() -> [HybridTimestamp] {
         Array((replaces + [stamp]).suffix(16))
@@ -85,9 +101,11 @@ struct LocalRecord: Hashable, Sendable, Codable {
             return LocalRecord(value: value, stamp: stamp, base: nil, policy: policy, synced: nil)
         }
         if previous.isPending {
-            return LocalRecord(
+            var change = LocalRecord(
                 value: value, stamp: stamp, base: previous.base, replaces: previous.replacing(), policy: policy,
                 synced: previous.synced)
+            change.latest = previous.latest
+            return change
         }
         return LocalRecord(
             value: value, stamp: stamp, base: previous.stamp, policy: policy, synced: previous.record(key: key))

@@ -14,6 +14,9 @@ import Android
 /// A replica's durable state: one settings file per account, in a folder of its own under the
 /// replica's directory, whose entries are the replica's meta, one record per synced key, its
 /// archive and its rejected changes.
+///
+/// Each entry holds its value as JSON text: a string is the settings file's fast path, with no
+/// round trip through Foundation's property-list encoder, which a local save would pay for.
 struct ReplicaFiles: Sendable {
     /// The account's folder.
     let folder: URL
@@ -68,21 +71,42 @@ struct ReplicaFiles: Sendable {
             device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
     }
 
-    var meta: ValueStore<Void, ReplicaMeta> { settings.store(Self.metaKey) }
-    var archive: ValueStore<Void, [SyncConflict]> { settings.store(Self.archiveKey) }
-    var rejected: ValueStore<Void, [SyncConflict]> { settings.store(Self.rejectedKey) }
-
     /// Everything in the file: the meta (`nil` before the first open), every record, the archive
     /// and the rejected changes.
     func load() async throws -> Loaded {
-        var loaded = Loaded(meta: try await meta.optional().load())
+        var loaded = Loaded(meta: try await entry(Self.metaKey))
         for name in try await settings.keys() where name.hasPrefix(Self.recordPrefix) {
-            let key = String(name.dropFirst(Self.recordPrefix.count))
-            loaded.records[key] = try await settings.store(name, as: LocalRecord.self).load()
+            loaded.records[String(name.dropFirst(Self.recordPrefix.count))] = try await entry(name)
         }
-        loaded.archive = try await archive.optional().load() ?? []
-        loaded.rejected = try await rejected.optional().load() ?? []
+        loaded.archive = try await entry(Self.archiveKey) ?? []
+        loaded.rejected = try await entry(Self.rejectedKey) ?? []
         return loaded
+    }
+
+    /// The entry `name`, decoded from its JSON text; `nil` when the file has none.
+    private func entry<Value: Decodable>(_ name: String) async throws -> Value? {
+        let label = settings.store(name, as: String.self).label
+        guard let text = try await settings.store(name, as: String.self).optional().load() else {
+            return nil
+        }
+        do {
+            return try JSONDecoder().decode(Value.self, from: Data(text.utf8))
+        } catch {
+            throw ValueStoreError(
+                .decodingFailed, store: label, reason: "the sync entry is not the JSON of a \(Value.self)",
+                underlyingError: error)
+        }
+    }
+
+    /// The JSON text of an entry.
+    private static func text(of value: some Encodable, name: String) throws -> String {
+        do {
+            return String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        } catch {
+            throw ValueStoreError(
+                .encodingFailed, store: "sync entry '\(name)'", reason: "the entry does not encode as JSON",
+                underlyingError: error)
+        }
     }
 
     struct Loaded {
@@ -98,20 +122,21 @@ struct ReplicaFiles: Sendable {
         guard !changes.isEmpty else { return }
         try await settings.batch { batch in
             if let meta = changes.meta {
-                try batch.set(meta, for: Self.metaKey)
+                try batch.set(Self.text(of: meta, name: Self.metaKey), for: Self.metaKey)
             }
             for (key, record) in changes.records {
+                let name = Self.recordPrefix + key
                 if let record {
-                    try batch.set(record, for: Self.recordPrefix + key)
+                    try batch.set(Self.text(of: record, name: name), for: name)
                 } else {
-                    batch.remove(Self.recordPrefix + key)
+                    batch.remove(name)
                 }
             }
             if let archive = changes.archive {
-                try batch.set(archive, for: Self.archiveKey)
+                try batch.set(Self.text(of: archive, name: Self.archiveKey), for: Self.archiveKey)
             }
             if let rejected = changes.rejected {
-                try batch.set(rejected, for: Self.rejectedKey)
+                try batch.set(Self.text(of: rejected, name: Self.rejectedKey), for: Self.rejectedKey)
             }
         }
     }

@@ -127,6 +127,11 @@ extension SyncReplica {
                         next.synced = remote
                         changed[key] = next
                     }
+                } else {
+                    // Stays pending; the record is kept in case the change is dropped.
+                    var next = local
+                    next.note(remote)
+                    changed[key] = next
                 }
             }
             if refusal == .resyncNeeded {
@@ -141,7 +146,11 @@ extension SyncReplica {
                     // The server has it, or a record made on it.
                     changed[key] = LocalRecord(synced: remote)
                 } else if local.isPending {
-                    continue
+                    if let remote {
+                        var next = local
+                        next.note(remote)
+                        changed[key] = next
+                    }
                 } else if remote == nil, (local.version ?? .zero) <= last.horizon {
                     // Its removal was collected before the server's backup.
                     changed[key] = .some(nil)

@@ -153,6 +153,9 @@ extension SyncReplica {
                     acknowledged.version = version
                     next.base = change.stamp
                     next.synced = acknowledged
+                    if (next.latest?.version ?? .zero) <= version {
+                        next.latest = nil
+                    }
                     rebased.insert(key)
                 }
                 changed[key] = next
@@ -165,6 +168,7 @@ extension SyncReplica {
                     var next = local
                     next.base = change.stamp
                     next.synced = change
+                    next.note(current)
                     changed[key] = next
                     rebased.insert(key)
                 }
@@ -207,7 +211,7 @@ extension SyncReplica {
             case .superseded:
                 // A later change of its author replaced it, then was removed and collected.
                 if isThisChange {
-                    changed[key] = .some(local.synced.map(LocalRecord.init(synced:)))
+                    changed[key] = .some(local.fallback)
                 }
             case .tooFarAhead:
                 if isThisChange && local.isPending {
@@ -218,7 +222,7 @@ extension SyncReplica {
                     newlyRejected.append(
                         SyncConflict(key: key, value: local.value, stamp: local.stamp, cause: .rejected, reason: reason)
                     )
-                    changed[key] = .some(local.synced.map(LocalRecord.init(synced:)))
+                    changed[key] = .some(local.fallback)
                 }
             }
         }
@@ -253,7 +257,7 @@ extension SyncReplica {
                 if !archive.contains(conflict) && !lost.contains(conflict) {
                     lost.append(conflict)
                 }
-                changed[key] = .some(copied.synced.map(LocalRecord.init(synced:)))
+                changed[key] = .some(copied.fallback)
             }
         }
         // Versions right after the cursor that are this push's own writes need no pull.
@@ -329,9 +333,14 @@ extension SyncReplica {
                 continue
             }
             if local.isPending {
-                // Its acknowledgement, or a record made on it: the change is settled.
+                // Its acknowledgement, or a record made on it: the change is settled. Otherwise the
+                // change stays, and the record is kept in case the change is dropped.
                 if local.stamp == record.stamp || record.isMade(on: local.stamp) {
                     changed[record.key] = LocalRecord(synced: record)
+                } else {
+                    var next = local
+                    next.note(record)
+                    changed[record.key] = next
                 }
             } else if (record.version ?? .zero) > (local.version ?? .zero) {
                 changed[record.key] = LocalRecord(synced: record)

@@ -207,8 +207,8 @@ public final class SyncReplica: Sendable {
         }
     }
 
-    /// Drops every change not yet acknowledged: each key goes back to the server's record it was
-    /// made on, or to absence. The only way unsent changes are dropped.
+    /// Drops every change not yet acknowledged: each key goes back to the newest record the
+    /// server sent of it, or to absence. The only way unsent changes are dropped.
     ///
     /// ```swift
     /// try await replica.discardPendingChanges()
@@ -223,7 +223,7 @@ public final class SyncReplica: Sendable {
             let pending = state.withLock { $0.records.filter(\.value.isPending) }
             var changed: [String: LocalRecord?] = [:]
             for (key, record) in pending {
-                changed[key] = .some(record.synced.map(LocalRecord.init(synced:)))
+                changed[key] = .some(record.fallback)
             }
             try await files.commit(ReplicaFiles.Changes(records: changed))
             let signalled = state.withLock { state in

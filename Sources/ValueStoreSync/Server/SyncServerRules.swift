@@ -97,9 +97,9 @@ package enum SyncServerRules {
     ///    record is one of the earlier changes it replaces, or there is no record and it was made
     ///    on nothing; so does a later change of the author of the current record.
     /// 6. Otherwise the change is concurrent with the record. A record pushed back to a server
-    ///    that lost it (``SyncRecord/isRestoring``) is settled by stamp, whatever its policy: it
-    ///    was settled once already, and its stamp orders it after everything its writer had
-    ///    seen. Otherwise its policy settles it:
+    ///    that lost it (``SyncRecord/isRestoring``) is settled by stamp, whatever its policy but
+    ///    `merge`: it was settled once already, and its stamp orders it after everything its
+    ///    writer had seen. Otherwise its policy settles it:
     ///    `lastWriterWins` by stamp; `saveBeatsRemove` a save over a removal, a removal loses to
     ///    a save, two saves or two removals by stamp; `compareAndSet` loses; `merge` asks the
     ///    replica to merge. A loser is archived, except a removal that lost to a removal.
@@ -171,7 +171,7 @@ package enum SyncServerRules {
         if madeOnCurrent {
             return apply
         }
-        if change.isRestoring {
+        if change.isRestoring && change.policy != .merge {
             return byStamp(change, from: pusher, over: current, digest: digest, version: version, apply: apply)
         }
         switch change.policy {

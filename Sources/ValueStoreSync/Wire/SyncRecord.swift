@@ -50,8 +50,9 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     /// How the server settles the change.
     public var policy: Policy
     /// Whether this is a record pushed back to a server that lost it (restored from a backup):
-    /// the server settles it by stamp, whatever its policy, archiving the loser, since it was
-    /// settled once already on the history the server lost.
+    /// the server settles it by stamp, whatever its policy (a `merge` record is merged as
+    /// ever), archiving the loser, since it was settled once already on the history the server
+    /// lost.
     public var isRestoring: Bool
     /// The server version of the record, on records the server sends; `nil` on pushed changes.
     public var version: ServerVersion?

@@ -40,6 +40,11 @@ struct ChaosChecker {
                 covered.formUnion(model.history(of: model.identity(value: conflict.value, stamp: conflict.stamp)))
             }
             let writes = model.writes.filter { $0.account == account.id }
+            // A removal that lost to another removal is not archived: nothing it said is lost,
+            // since the key is removed all the same.
+            for write in writes where records[write.key]?.value == nil && model.isRemoval(write.id) {
+                covered.formUnion(model.history(of: write.id))
+            }
             for write in writes where !covered.contains(write.id) {
                 problems.append(
                     "lost write: \(write.id) (\(write.key) on \(write.device)) is neither the converged value nor archived")

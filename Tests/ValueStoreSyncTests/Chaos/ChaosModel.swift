@@ -68,6 +68,11 @@ final class ChaosModel: Sendable {
 
     var writes: [Write] { state.withLock { $0.writes } }
 
+    /// Whether the write was a removal.
+    func isRemoval(_ id: String) -> Bool {
+        state.withLock { $0.removals.values.contains(id) }
+    }
+
     func increments(of account: String) -> Int {
         state.withLock { $0.increments[account] ?? 0 }
     }

@@ -384,6 +384,11 @@ final class ChaosSchedule {
     /// What kept the last healing round from being quiet.
     private var notQuiet: [String] = []
 
+    private func describe(_ record: SyncRecord) -> String {
+        let value = record.value.map { String(decoding: $0, as: UTF8.self) } ?? "removed"
+        return "\(value) stamp \(record.stamp) base \(record.base.map { "\($0)" } ?? "none") version \(record.version.map { "\($0)" } ?? "pending")"
+    }
+
     /// Whether every replica agrees with the server and has nothing pending.
     private func isQuiet(_ healed: [Healed]) async throws -> Bool {
         notQuiet = []
@@ -399,7 +404,11 @@ final class ChaosSchedule {
             let localValues = replica.replica.records.compactMapValues(\.value)
             if serverValues != localValues {
                 let keys = Set(serverValues.keys).union(localValues.keys).filter { serverValues[$0] != localValues[$0] }
-                notQuiet.append("\(name): differs from the server at \(keys.sorted())")
+                notQuiet.append("\(name): differs from the server at \(keys.sorted()), last error \(status.lastError.map { "\($0)" } ?? "none")")
+                for key in keys.sorted() {
+                    notQuiet.append("  local \(replica.replica.records[key].map(describe) ?? "none")")
+                    notQuiet.append("  server \(server[key].map { describe($0.record) } ?? "none")")
+                }
             }
         }
         return notQuiet.isEmpty
