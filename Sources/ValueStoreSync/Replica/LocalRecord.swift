@@ -7,7 +7,9 @@ struct LocalRecord: Hashable, Sendable, Codable {
     /// The value's bytes, or `nil` for a removal.
     var value: Data?
     var stamp: HybridTimestamp
-    /// The stamp of the record this one was made on: what a push sends as its base.
+    /// The stamp it was first given, if it was stamped again (see ``SyncRecord/origin``).
+    var origin: HybridTimestamp?
+    /// The identity of the record this one was made on: what a push sends as its base.
     var base: HybridTimestamp?
     /// While pending: the replica's earlier pending changes to the key this one replaced.
     var replaces: [HybridTimestamp] = []
@@ -27,10 +29,14 @@ struct LocalRecord: Hashable, Sendable, Codable {
     /// Whether the change waits to be pushed.
     var isPending: Bool { version == nil }
 
+    /// The change's name (see ``SyncRecord/identity``).
+    var identity: HybridTimestamp { origin ?? stamp }
+
     /// A record the server sent or acknowledged.
     init(synced record: SyncRecord) {
         value = record.value
         stamp = record.stamp
+        origin = record.origin
         base = record.base
         replaces = record.replaces
         policy = record.policy
@@ -59,7 +65,7 @@ struct LocalRecord: Hashable, Sendable, Codable {
     /// The record as the server sees it: the change to push, or the record it sent.
     func record(key: String) -> SyncRecord {
         SyncRecord(
-            key: key, value: value, stamp: stamp, base: base, replaces: replaces, policy: policy,
+            key: key, value: value, stamp: stamp, origin: origin, base: base, replaces: replaces, policy: policy,
             isRestoring: isRestoring, version: version)
     }
 
@@ -84,7 +90,7 @@ struct LocalRecord: Hashable, Sendable, Codable {
 
     /// The changes a change that replaces this pending one replaces: this one's, and this one.
     func replacing() -> [HybridTimestamp] {
-        Array((replaces + [stamp]).suffix(16))
+        Array((replaces + [identity]).suffix(16))
     }
 
     /// A new local change made on this record (`nil`: on nothing): its base is this record, or,
@@ -108,14 +114,14 @@ struct LocalRecord: Hashable, Sendable, Codable {
             return change
         }
         return LocalRecord(
-            value: value, stamp: stamp, base: previous.stamp, policy: policy, synced: previous.record(key: key))
+            value: value, stamp: stamp, base: previous.identity, policy: policy, synced: previous.record(key: key))
     }
 }
 
 extension SyncRecord {
-    /// Whether this record was made on the change stamped `stamp`: its base, or one of the
+    /// Whether this record was made on the change named `identity`: its base, or one of the
     /// earlier changes it replaces.
-    func isMade(on stamp: HybridTimestamp) -> Bool {
-        base == stamp || replaces.contains(stamp)
+    func isMade(on identity: HybridTimestamp) -> Bool {
+        base == identity || replaces.contains(identity)
     }
 }

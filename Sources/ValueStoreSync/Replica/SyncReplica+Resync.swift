@@ -13,7 +13,8 @@ extension SyncReplica {
     /// - ``SyncRefusal/restored``: every synced record the replica holds that the server lacks,
     ///   or holds other than it (not a record made on it), is pending again, to be pushed back
     ///   with its own stamp and base and settled by stamp; a record the server lacks below its
-    ///   horizon was removed, and goes.
+    ///   horizon was removed, and goes. A pending change made on a record the server lost is
+    ///   settled by stamp too.
     /// - ``SyncRefusal/epochChanged``: the server's records replace the replica's, and every
     ///   difference, pending changes included, is archived; nothing is pushed.
     ///
@@ -100,7 +101,7 @@ extension SyncReplica {
                     changed[key] = LocalRecord(synced: remote)
                     continue
                 }
-                if local.stamp == remote.stamp || remote.isMade(on: local.stamp) {
+                if local.identity == remote.identity || remote.isMade(on: local.identity) {
                     changed[key] = LocalRecord(synced: remote)
                 } else if !local.isPending {
                     if (remote.version ?? .zero) > (local.version ?? .zero) || refusal == .resyncNeeded {
@@ -114,16 +115,16 @@ extension SyncReplica {
                     case .keepRemote:
                         archived.append(
                             SyncConflict(
-                                key: key, value: local.value, stamp: local.stamp, cause: .firstSync,
-                                winner: remote.stamp))
+                                key: key, value: local.value, stamp: local.identity, cause: .firstSync,
+                                winner: remote.identity))
                         changed[key] = LocalRecord(synced: remote)
                     case .keepLocal:
                         archived.append(
                             SyncConflict(
-                                key: key, value: remote.value, stamp: remote.stamp, cause: .firstSync,
-                                winner: local.stamp))
+                                key: key, value: remote.value, stamp: remote.identity, cause: .firstSync,
+                                winner: local.identity))
                         var next = local
-                        next.base = remote.stamp
+                        next.base = remote.identity
                         next.synced = remote
                         changed[key] = next
                     }
@@ -142,13 +143,20 @@ extension SyncReplica {
         case .restored?:
             for (key, local) in records {
                 let remote = server[key]
-                if let remote, remote.stamp == local.stamp || remote.isMade(on: local.stamp) {
+                if let remote, remote.identity == local.identity || remote.isMade(on: local.identity) {
                     // The server has it, or a record made on it.
                     changed[key] = LocalRecord(synced: remote)
                 } else if local.isPending {
+                    var next = local
                     if let remote {
-                        var next = local
                         next.note(remote)
+                    }
+                    if let base = local.synced, remote?.identity != base.identity {
+                        // Made on a record the server lost: it is settled by stamp, as the
+                        // records pushed back are.
+                        next.isRestoring = true
+                    }
+                    if next != local {
                         changed[key] = next
                     }
                 } else if remote == nil, (local.version ?? .zero) <= last.horizon {
@@ -171,14 +179,14 @@ extension SyncReplica {
             for key in Set(records.keys).union(server.keys) {
                 let local = records[key]
                 let remote = server[key]
-                if let local, let remote, local.stamp == remote.stamp, !local.isPending {
+                if let local, let remote, local.identity == remote.identity, !local.isPending {
                     changed[key] = LocalRecord(synced: remote)
                     continue
                 }
                 if let local, local.isPending || local.value != nil {
                     archived.append(
                         SyncConflict(
-                            key: key, value: local.value, stamp: local.stamp, cause: .newEpoch, winner: remote?.stamp))
+                            key: key, value: local.value, stamp: local.identity, cause: .newEpoch, winner: remote?.identity))
                 }
                 changed[key] = .some(remote.map(LocalRecord.init(synced:)))
             }

@@ -140,7 +140,11 @@ extension SyncReplica {
             switch outcome {
             case .accepted(let version):
                 meta.seen = max(meta.seen, version)
-                meta.clock.observe(change.stamp)
+                if change.stamp.replica == meta.id {
+                    // Its own stamp, now the server's. Another's (a copied change the server knew
+                    // already) may be a stamp its author made too far ahead and stamped again.
+                    meta.clock.observe(change.stamp)
+                }
                 acknowledged.insert(version)
                 var next = local
                 if isThisChange {
@@ -151,7 +155,7 @@ extension SyncReplica {
                     // A newer local change was made on this one: it is made on the server's record now.
                     var acknowledged = change
                     acknowledged.version = version
-                    next.base = change.stamp
+                    next.base = change.identity
                     next.synced = acknowledged
                     if (next.latest?.version ?? .zero) <= version {
                         next.latest = nil
@@ -166,7 +170,7 @@ extension SyncReplica {
                     changed[key] = LocalRecord(synced: current)
                 } else if local.isPending {
                     var next = local
-                    next.base = change.stamp
+                    next.base = change.identity
                     next.synced = change
                     next.note(current)
                     changed[key] = next
@@ -179,7 +183,7 @@ extension SyncReplica {
                 }
                 // The server archived it, and so does the replica, with its value, as the server did.
                 let conflict = SyncConflict(
-                    key: key, value: change.value, stamp: change.stamp, cause: .lost, winner: current?.stamp)
+                    key: key, value: change.value, stamp: change.identity, cause: .lost, winner: current?.identity)
                 if !archive.contains(conflict) && !lost.contains(conflict) {
                     lost.append(conflict)
                 }
@@ -206,7 +210,7 @@ extension SyncReplica {
                 }
                 let stamp = meta.clock.stamp(now: now, replica: meta.id)
                 changed[key] = LocalRecord(
-                    value: merged, stamp: stamp, base: current?.stamp, replaces: local.replacing(), policy: .merge,
+                    value: merged, stamp: stamp, base: current?.identity, replaces: local.replacing(), policy: .merge,
                     synced: current)
             case .superseded:
                 // A later change of its author replaced it, then was removed and collected.
@@ -220,7 +224,7 @@ extension SyncReplica {
             case .rejected(let reason):
                 if isThisChange && local.isPending {
                     newlyRejected.append(
-                        SyncConflict(key: key, value: local.value, stamp: local.stamp, cause: .rejected, reason: reason)
+                        SyncConflict(key: key, value: local.value, stamp: local.identity, cause: .rejected, reason: reason)
                     )
                     changed[key] = .some(local.fallback)
                 }
@@ -233,16 +237,17 @@ extension SyncReplica {
             for (key, record) in changed {
                 records[key] = record
             }
-            let restamped = Set(tooFarAhead.filter { records[$0]!.stamp.replica == meta.id }).union(
+            let restamped = Set(tooFarAhead.filter { records[$0]!.identity.replica == meta.id }).union(
                 records.filter {
-                    $0.value.isPending && $0.value.stamp.replica == meta.id
+                    $0.value.isPending && $0.value.identity.replica == meta.id
                         && $0.value.stamp.milliseconds > response.serverTime
                 }.keys)
-            let kept = records.filter { $0.value.isPending && !restamped.contains($0.key) }.map(\.value.stamp)
+            let kept = records.values.filter { $0.isPending && $0.stamp.replica == meta.id }.map(\.stamp)
+                .filter { $0.milliseconds <= response.serverTime }
             meta.clock.goBack(keeping: kept)
             for key in restamped.sorted() {
                 var next = records[key]!
-                next.replaces = next.replacing()
+                next.origin = next.identity
                 next.stamp = meta.clock.stamp(now: now, replica: meta.id)
                 changed[key] = next
             }
@@ -252,7 +257,7 @@ extension SyncReplica {
             for key in tooFarAhead where !restamped.contains(key) {
                 let copied = records[key]!
                 let conflict = SyncConflict(
-                    key: key, value: copied.value, stamp: copied.stamp, cause: .lost,
+                    key: key, value: copied.value, stamp: copied.identity, cause: .lost,
                     reason: "a change copied from another replica's folder, stamped too far in the server's future")
                 if !archive.contains(conflict) && !lost.contains(conflict) {
                     lost.append(conflict)
@@ -335,7 +340,7 @@ extension SyncReplica {
             if local.isPending {
                 // Its acknowledgement, or a record made on it: the change is settled. Otherwise the
                 // change stays, and the record is kept in case the change is dropped.
-                if local.stamp == record.stamp || record.isMade(on: local.stamp) {
+                if local.identity == record.identity || record.isMade(on: local.identity) {
                     changed[record.key] = LocalRecord(synced: record)
                 } else {
                     var next = local

@@ -79,30 +79,33 @@ package enum SyncServerRules {
 
     /// Settles one change from `pusher` against the key's `current` record.
     ///
-    /// The idempotency entry is the one of the change's author (its stamp's replica) and key,
-    /// whoever pushes it: a copy of the author's folder, or a replica pushing back what a
-    /// restored server lost, pushes the author's changes, and each has its effect once.
+    /// A change is named by its ``SyncRecord/identity`` (its first stamp, which stamping it again
+    /// keeps) and ordered by its ``SyncRecord/stamp``. The idempotency entry is the one of the
+    /// change's author (its identity's replica) and key, whoever pushes it: a copy of the
+    /// author's folder, or a replica pushing back what a restored server lost, pushes the
+    /// author's changes, and each has its effect once.
     ///
     /// In order:
-    /// 1. The same stamp as the entry's is a repeat: the recorded outcome again (the current
-    ///    record, when a later one replaced it), or, with another digest, a rejection (a copied
-    ///    replica reused the stamp).
-    /// 2. An older stamp than the entry's was replaced by its author's later change, which the
+    /// 1. The entry's identity is a repeat: the recorded outcome again (the current record,
+    ///    when a later one replaced it), or, with another digest, a rejection (a copied replica
+    ///    reused the stamp).
+    /// 2. An earlier stamp than the entry's was replaced by its author's later change, which the
     ///    server has settled: ``SyncPushResponse/Outcome/overtaken(_:)`` by the current record.
-    /// 3. A stamp more than `maximumClockAhead` milliseconds after `serverTime`:
+    /// 3. The current record's own identity: accepted again, or rejected if the content
+    ///    differs. A change the current record was made on (its base, or one it replaces) is
+    ///    overtaken.
+    /// 4. A stamp more than `maximumClockAhead` milliseconds after `serverTime`:
     ///    ``SyncPushResponse/Outcome/tooFarAhead``.
-    /// 4. The current record's own stamp: accepted again, or rejected if the content differs. A
-    ///    change the current record was made on (its base, or one it replaces) is overtaken.
-    /// 5. A change made on the current record applies: its base is the record's stamp, or the
-    ///    record is one of the earlier changes it replaces, or there is no record and it was made
-    ///    on nothing; so does a later change of the author of the current record.
+    /// 5. A change made on the current record applies: its base is the record's identity, or
+    ///    the record is one of the earlier changes it replaces, or there is no record and it was
+    ///    made on nothing; so does a later change its author pushes over the author's own record.
     /// 6. Otherwise the change is concurrent with the record. A record pushed back to a server
     ///    that lost it (``SyncRecord/isRestoring``) is settled by stamp, whatever its policy but
     ///    `merge`: it was settled once already, and its stamp orders it after everything its
-    ///    writer had seen. Otherwise its policy settles it:
-    ///    `lastWriterWins` by stamp; `saveBeatsRemove` a save over a removal, a removal loses to
-    ///    a save, two saves or two removals by stamp; `compareAndSet` loses; `merge` asks the
-    ///    replica to merge. A loser is archived, except a removal that lost to a removal.
+    ///    writer had seen. Otherwise its policy settles it: `lastWriterWins` by stamp;
+    ///    `saveBeatsRemove` a save over a removal, a removal loses to a save, two saves or two
+    ///    removals by stamp; `compareAndSet` loses; `merge` asks the replica to merge. A loser
+    ///    is archived, except a removal that lost to a removal.
     ///
     /// - Parameters:
     ///   - change: The change, as pushed.
@@ -113,6 +116,7 @@ package enum SyncServerRules {
     ///     without a write is archived at it too; only a write bumps the head.
     ///   - serverTime: The server's clock, in milliseconds since 1970.
     ///   - maximumClockAhead: How far in the future a stamp may be, in milliseconds.
+    /// - Returns: What to answer, write, archive and record.
     package static func decide(
         _ change: SyncRecord,
         from pusher: ReplicaID,
@@ -123,7 +127,8 @@ package enum SyncServerRules {
         maximumClockAhead: Int64 = defaultMaximumClockAhead
     ) -> PushDecision {
         let digest = digest(of: change)
-        if let entry, entry.stamp == change.stamp {
+        let identity = change.identity
+        if let entry, entry.identity == identity {
             guard entry.digest == digest else {
                 return PushDecision(.rejected(reusedStamp(change, by: pusher)))
             }
@@ -131,6 +136,18 @@ package enum SyncServerRules {
         }
         if let entry, change.stamp < entry.stamp {
             return PushDecision(current.map { .overtaken($0.record) } ?? .superseded)
+        }
+        if let record = current?.record {
+            if record.identity == identity {
+                guard Self.digest(of: record) == digest else {
+                    return PushDecision(.rejected(reusedStamp(change, by: pusher)))
+                }
+                let version = current?.version ?? version
+                return PushDecision(.accepted(version), idempotency: recording(change, digest, .accepted(version)))
+            }
+            if record.isMade(on: identity) {
+                return PushDecision(.overtaken(record))
+            }
         }
         if change.stamp.milliseconds > serverTime + maximumClockAhead {
             return PushDecision(.tooFarAhead)
@@ -140,9 +157,11 @@ package enum SyncServerRules {
         written.isRestoring = false
         let apply = PushDecision(
             .accepted(version), write: SyncServerRecord(record: written, writer: pusher),
-            idempotency: SyncIdempotencyEntry(stamp: change.stamp, digest: digest, outcome: .accepted(version)))
+            idempotency: recording(change, digest, .accepted(version)))
         guard let current else {
-            if change.base != nil, change.policy == .compareAndSet {
+            // Made on a record the key no longer has (its removal was collected): a compare
+            // fails, a merge merges with absence. A record pushed back after a restore applies.
+            if change.base != nil, change.policy == .compareAndSet, !change.isRestoring {
                 return lose(change, from: pusher, to: nil, digest: digest, version: version)
             }
             if change.base != nil, change.policy == .merge {
@@ -151,23 +170,10 @@ package enum SyncServerRules {
             return apply
         }
         let record = current.record
-        if record.stamp == change.stamp {
-            var stored = record
-            stored.version = nil
-            guard Self.digest(of: stored) == digest else {
-                return PushDecision(.rejected(reusedStamp(change, by: pusher)))
-            }
-            return PushDecision(
-                .accepted(current.version),
-                idempotency: SyncIdempotencyEntry(
-                    stamp: change.stamp, digest: digest, outcome: .accepted(current.version)))
-        }
-        if record.isMade(on: change.stamp) {
-            return PushDecision(.overtaken(record))
-        }
+        let author = identity.replica
         let madeOnCurrent =
-            change.base == record.stamp || change.replaces.contains(record.stamp)
-            || (record.stamp.replica == change.stamp.replica && record.stamp < change.stamp)
+            change.isMade(on: record.identity)
+            || (pusher == author && record.identity.replica == author && record.stamp < change.stamp)
         if madeOnCurrent {
             return apply
         }
@@ -193,6 +199,15 @@ package enum SyncServerRules {
         }
     }
 
+    /// The idempotency entry that records `change` settled as `outcome`.
+    private static func recording(
+        _ change: SyncRecord,
+        _ digest: String,
+        _ outcome: SyncRecordedOutcome
+    ) -> SyncIdempotencyEntry {
+        SyncIdempotencyEntry(stamp: change.stamp, identity: change.identity, digest: digest, outcome: outcome)
+    }
+
     /// The later stamp wins; the loser is archived, unless both are removals (then the earlier
     /// removal is settled without an archive: nothing it said is lost).
     private static func byStamp(
@@ -209,10 +224,7 @@ package enum SyncServerRules {
             return bothRemovals ? apply : displace(current, by: change, apply: apply)
         }
         if bothRemovals {
-            return PushDecision(
-                .overtaken(record),
-                idempotency: SyncIdempotencyEntry(
-                    stamp: change.stamp, digest: digest, outcome: .accepted(current.version)))
+            return PushDecision(.overtaken(record), idempotency: recording(change, digest, .accepted(current.version)))
         }
         return lose(change, from: pusher, to: record, digest: digest, version: version)
     }
@@ -227,7 +239,7 @@ package enum SyncServerRules {
         let loser = current.record
         decision.archive = SyncArchivedConflict(
             conflict: SyncConflict(
-                key: loser.key, value: loser.value, stamp: loser.stamp, cause: .lost, winner: change.stamp),
+                key: loser.key, value: loser.value, stamp: loser.identity, cause: .lost, winner: change.identity),
             writer: current.writer, version: apply.write?.version ?? .zero, isPulled: true)
         return decision
     }
@@ -244,9 +256,10 @@ package enum SyncServerRules {
             .lost(winner),
             archive: SyncArchivedConflict(
                 conflict: SyncConflict(
-                    key: change.key, value: change.value, stamp: change.stamp, cause: .lost, winner: winner?.stamp),
+                    key: change.key, value: change.value, stamp: change.identity, cause: .lost,
+                    winner: winner?.identity),
                 writer: pusher, version: version, isPulled: false),
-            idempotency: SyncIdempotencyEntry(stamp: change.stamp, digest: digest, outcome: .lost))
+            idempotency: recording(change, digest, .lost))
     }
 
     /// A recorded outcome, answered again to a repeat.
@@ -257,7 +270,7 @@ package enum SyncServerRules {
     ) -> SyncPushResponse.Outcome {
         switch outcome {
         case .accepted(let version):
-            guard let current, current.record.stamp != change.stamp else {
+            guard let current, current.record.identity != change.identity else {
                 return .accepted(current?.version ?? version)
             }
             return .overtaken(current.record)
@@ -281,7 +294,8 @@ package enum SyncServerRules {
     }
 
     /// A short digest of everything a change says (its value, removal, base, the changes it
-    /// replaces, and its policy; not whether it is pushed back after a restore), to tell
+    /// replaces, and its policy; not its stamp, nor whether it is pushed back after a restore),
+    /// to tell
     /// a repeat from another change that reused the stamp: FNV-1a, 64 bits, as 16 hex digits.
     package static func digest(of change: SyncRecord) -> String {
         var hash = FNV1a()

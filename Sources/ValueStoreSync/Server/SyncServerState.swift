@@ -40,16 +40,19 @@ package struct SyncServerRecord: Hashable, Sendable {
 /// What the server keeps of the last change an author (a replica, by its stamps) made to a key,
 /// so a repeat has its effect once, whoever pushes it.
 package struct SyncIdempotencyEntry: Hashable, Sendable {
-    /// The stamp of the replica's last settled change to the key.
+    /// The stamp of the author's last settled change to the key, as pushed: what orders it.
     package var stamp: HybridTimestamp
+    /// The change's identity (its first stamp): what a repeat has.
+    package var identity: HybridTimestamp
     /// The change's digest (`SyncServerRules.digest(of:)`): a repeat with another digest is a
     /// copied replica.
     package var digest: String
     /// How it was settled.
     package var outcome: SyncRecordedOutcome
 
-    package init(stamp: HybridTimestamp, digest: String, outcome: SyncRecordedOutcome) {
+    package init(stamp: HybridTimestamp, identity: HybridTimestamp, digest: String, outcome: SyncRecordedOutcome) {
         self.stamp = stamp
+        self.identity = identity
         self.digest = digest
         self.outcome = outcome
     }

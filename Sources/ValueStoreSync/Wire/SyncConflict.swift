@@ -44,11 +44,11 @@ public struct SyncConflict: Hashable, Sendable, Codable {
     /// The change's value as the store encodes it (JSON for ``SyncReplica/store(_:as:policy:)``),
     /// or `nil` for a removal.
     public var value: Data?
-    /// The change's stamp.
+    /// The change's stamp: its first, if it was stamped again (its ``SyncRecord/identity``).
     public var stamp: HybridTimestamp
     /// Why it was archived.
     public var cause: Cause
-    /// The stamp of the record it lost to, when known.
+    /// The identity of the record it lost to, when known.
     public var winner: HybridTimestamp?
     /// The server's words, for a rejected change.
     public var reason: String?

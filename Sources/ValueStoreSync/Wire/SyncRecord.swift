@@ -38,11 +38,15 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     public var key: String
     /// The value's bytes, or `nil` for a removal.
     public var value: Data?
-    /// When the change was made, and by which replica.
+    /// When the change was made, and by which replica: what orders it against other changes.
     public var stamp: HybridTimestamp
-    /// The stamp of the record the change was made on; `nil` when it was made on nothing.
+    /// The stamp the change was first given, when its replica stamped it again because the
+    /// server refused it as too far in its future; `nil` otherwise. A change keeps its first
+    /// stamp as its name (``identity``).
+    public var origin: HybridTimestamp?
+    /// The identity of the record the change was made on; `nil` when it was made on nothing.
     public var base: HybridTimestamp?
-    /// The stamps of the replica's earlier changes to the key that this one replaces, made
+    /// The identities of the replica's earlier changes to the key that this one replaces, made
     /// since ``base`` and not yet acknowledged: the change was made on each of them too, so it
     /// applies over whichever of them reached the server (its answer was lost, or a copy of the
     /// replica's folder pushed it). The latest 16 at most.
@@ -67,7 +71,8 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     ///   - key: The key.
     ///   - value: The value's bytes, or `nil` for a removal.
     ///   - stamp: When the change was made, and by which replica.
-    ///   - base: The stamp of the record the change was made on, if any.
+    ///   - origin: The stamp the change was first given, if it was stamped again.
+    ///   - base: The identity of the record the change was made on, if any.
     ///   - replaces: The replica's earlier, unacknowledged changes to the key this one replaces.
     ///   - policy: How the server settles the change.
     ///   - isRestoring: Whether the record is pushed back to a server that lost it.
@@ -76,6 +81,7 @@ public struct SyncRecord: Hashable, Sendable, Codable {
         key: String,
         value: Data?,
         stamp: HybridTimestamp,
+        origin: HybridTimestamp? = nil,
         base: HybridTimestamp?,
         replaces: [HybridTimestamp] = [],
         policy: Policy,
@@ -85,12 +91,21 @@ public struct SyncRecord: Hashable, Sendable, Codable {
         self.key = key
         self.value = value
         self.stamp = stamp
+        self.origin = origin
         self.base = base
         self.replaces = replaces
         self.policy = policy
         self.isRestoring = isRestoring
         self.version = version
     }
+
+    /// The change's name, which stamping it again keeps: its first stamp. Bases, ``replaces`` and
+    /// repeats name changes by it; the replica in it is the change's author.
+    ///
+    /// ```swift
+    /// if current.base == change.identity { print("the current record was made on the change") }
+    /// ```
+    public var identity: HybridTimestamp { origin ?? stamp }
 
     /// Whether the record is a removal (a tombstone).
     ///

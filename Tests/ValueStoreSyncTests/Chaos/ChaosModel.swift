@@ -23,11 +23,8 @@ final class ChaosModel: Sendable {
         var writes: [Write] = []
         /// Each write's history: itself and every write its device had seen of the key.
         var history: [String: Set<String>] = [:]
-        /// Removals by stamp.
+        /// Removals by identity.
         var removals: [HybridTimestamp: String] = [:]
-        /// The latest local write of each (device, account, key), to name a removal the replica
-        /// stamped again (its clock was refused as too far ahead).
-        var latest: [String: String] = [:]
         var increments: [String: Int] = [:]
         /// The highest server version each (device, account, key) showed.
         var versions: [String: ServerVersion] = [:]
@@ -47,10 +44,11 @@ final class ChaosModel: Sendable {
         }
     }
 
-    /// The write a record holds: named by its value, or a removal by its stamp.
+    /// The write a record holds: named by its value, or a removal by its identity (its first
+    /// stamp, which a conflict's stamp is too).
     func identity(of record: SyncRecord?) -> String? {
         guard let record else { return nil }
-        return identity(value: record.value, stamp: record.stamp)
+        return identity(value: record.value, stamp: record.identity)
     }
 
     func identity(value: Data?, stamp: HybridTimestamp) -> String? {
@@ -97,9 +95,8 @@ final class ChaosModel: Sendable {
                     isFirstSyncEdit: isFirstSyncEdit))
             state.history[id] = previousHistory.union([id])
             if record.value == nil {
-                state.removals[record.stamp] = id
+                state.removals[record.identity] = id
             }
-            state.latest["\(device)/\(account)/\(key)"] = id
         }
     }
 
@@ -109,31 +106,6 @@ final class ChaosModel: Sendable {
 
     func noteOpened(device: String, account: String, id: ReplicaID) {
         state.withLock { $0.identities["\(device)/\(account)"] = id }
-    }
-
-    /// Names the removals a push carries with a stamp not seen before: the replica stamped its
-    /// latest local write of the key again.
-    func notePush(_ request: SyncPushRequest, device: String, account: String) {
-        state.withLock { state in
-            for change in request.changes where change.value == nil && state.removals[change.stamp] == nil {
-                if let id = state.latest["\(device)/\(account)/\(change.key)"] {
-                    state.removals[change.stamp] = id
-                }
-            }
-        }
-    }
-
-    /// Names the pending removals of a replica that were stamped again, after a sync.
-    func noteRestamps(_ replica: SyncReplica, device: String, account: String) {
-        let records = replica.records
-        state.withLock { state in
-            for (key, record) in records
-            where record.version == nil && record.value == nil && state.removals[record.stamp] == nil {
-                if let id = state.latest["\(device)/\(account)/\(key)"] {
-                    state.removals[record.stamp] = id
-                }
-            }
-        }
     }
 
     /// After a restore or a new epoch, versions start over.

@@ -126,11 +126,8 @@ final class ChaosSchedule {
     /// when `makingCounter` (otherwise its merge waits).
     private func open(_ device: Device, makingCounter: Bool) async throws {
         let account = accounts[device.account]
-        let model = model
         let name = device.name
-        let remote = FaultyRemote(server.remote(for: account)) { request in
-            model.notePush(request, device: name, account: account.id)
-        }
+        let remote = FaultyRemote(server.remote(for: account))
         let replica = try SyncReplica(
             directory: device.folder, account: account, remote: remote.remote, options: options(for: device))
         device.replica = replica
@@ -253,7 +250,6 @@ final class ChaosSchedule {
         device.remote?.always(.pass)
         let calls = device.remote?.log.dropFirst(before).joined(separator: ", ") ?? ""
         say("\(device.name): syncNow \(outcome) [\(calls)]")
-        model.noteRestamps(replica, device: device.name, account: accounts[device.account].id)
     }
 
     /// Drops the device's replica, as a crash would, and opens its folder again; sometimes the
@@ -344,17 +340,13 @@ final class ChaosSchedule {
             for account in accounts {
                 let folder = device.folder.appending(path: account.id, directoryHint: .isDirectory)
                 guard FileManager.default.fileExists(atPath: folder.path(percentEncoded: false)) else { continue }
-                let model = model
                 let name = device.name
+                let remote = FaultyRemote(server.remote(for: account))
                 let replica = try SyncReplica(
-                    directory: device.folder, account: account,
-                    remote: FaultyRemote(server.remote(for: account)) { request in
-                        model.notePush(request, device: name, account: account.id)
-                    }.remote,
-                    options: options(for: device))
+                    directory: device.folder, account: account, remote: remote.remote, options: options(for: device))
                 _ = counterStore(replica)
                 model.noteOpened(device: name, account: account.id, id: try await replica.id)
-                healed.append(Healed(device: device.name, account: account.id, replica: replica))
+                healed.append(Healed(device: device.name, account: account.id, replica: replica, remote: remote))
             }
         }
         say("healing: \(healed.count) replicas")
@@ -365,7 +357,6 @@ final class ChaosSchedule {
                 } catch {
                     say("healing round \(round): \(replica.device)/\(replica.account) failed: \(error)")
                 }
-                model.noteRestamps(replica.replica, device: replica.device, account: replica.account)
             }
             if try await isQuiet(healed) {
                 say("healed after \(round) rounds")
@@ -379,6 +370,7 @@ final class ChaosSchedule {
         let device: String
         let account: String
         let replica: SyncReplica
+        let remote: FaultyRemote
     }
 
     /// What kept the last healing round from being quiet.
@@ -398,6 +390,7 @@ final class ChaosSchedule {
             if status.pendingChanges != 0 {
                 let pending = replica.replica.records.filter { $0.value.version == nil }.keys.sorted()
                 notQuiet.append("\(name): pending \(pending), last error \(status.lastError.map { "\($0)" } ?? "none")")
+                notQuiet.append("  its requests while healing: \(replica.remote.log.suffix(12).joined(separator: ", "))")
             }
             let server = self.server.state(of: SyncAccount(id: replica.account))?.records ?? [:]
             let serverValues = server.compactMapValues { $0.record.value }

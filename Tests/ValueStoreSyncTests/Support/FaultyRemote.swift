@@ -35,13 +35,10 @@ final class FaultyRemote: Sendable {
     }
 
     private let inner: SyncRemote
-    private let onPush: (@Sendable (_ request: SyncPushRequest) -> Void)?
     private let state = Mutex(State())
 
-    /// A remote around `inner`; `onPush` sees every push request before it is sent.
-    init(_ inner: SyncRemote, onPush: (@Sendable (_ request: SyncPushRequest) -> Void)? = nil) {
+    init(_ inner: SyncRemote) {
         self.inner = inner
-        self.onPush = onPush
     }
 
     /// The remote to give a replica.
@@ -49,11 +46,32 @@ final class FaultyRemote: Sendable {
         SyncRemote(
             label: "faulty \(inner.label)",
             push: { request in
-                self.onPush?(request)
-                return try await self.call(.push) { try await self.inner.push(request) }
+                try await self.call(.push) {
+                    let response = try await self.inner.push(request)
+                    self.note(response)
+                    return response
+                }
             },
             pull: { request in try await self.call(.pull) { try await self.inner.pull(request) } },
             pokes: { self.inner.pokes() })
+    }
+
+    /// Adds what a push's answer said to the log.
+    private func note(_ response: SyncPushResponse) {
+        let said = response.refusal.map { "refused \($0)" } ?? response.outcomes.map(Self.name).joined(separator: " ")
+        state.withLock { $0.log.append("→ \(said)") }
+    }
+
+    private static func name(_ outcome: SyncPushResponse.Outcome) -> String {
+        switch outcome {
+        case .accepted: "accepted"
+        case .overtaken: "overtaken"
+        case .lost: "lost"
+        case .mergeNeeded: "mergeNeeded"
+        case .superseded: "superseded"
+        case .tooFarAhead: "tooFarAhead"
+        case .rejected: "rejected"
+        }
     }
 
     /// Decides the fault of every call from now on.
