@@ -360,11 +360,15 @@ extension SyncReplica {
             !archive.contains { $0.key == conflict.key && $0.stamp == conflict.stamp }
         }
         archive += added
+        let before = meta
         meta.cursor = page.cursor
         meta.seen = max(meta.seen, page.cursor)
-        _ = records
-        try await files.commit(
-            ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive))
+        // A page that brings nothing commits nothing: the clock alone is not worth a write (on
+        // opening, it starts after every stamp in the file anyway).
+        if !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen {
+            try await files.commit(
+                ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive))
+        }
         let signalled = state.withLock { state in
             let signalled = state.changedValues(changed)
             state.meta = meta

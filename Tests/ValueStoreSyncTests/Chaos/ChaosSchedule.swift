@@ -67,7 +67,7 @@ final class ChaosSchedule {
         for _ in 0..<Int.random(in: 2...3, using: &random) {
             try await addDevice(account: Int.random(in: 0...1, using: &random))
         }
-        for _ in 0..<Int.random(in: 8...20, using: &random) {
+        for _ in 0..<Int.random(in: 6...16, using: &random) {
             try await step()
             let problems = model.checkMonotonicReads(devices: devices, accounts: accounts)
             if !problems.isEmpty { return problems }
