@@ -186,7 +186,8 @@ extension SyncReplica {
                 if let local, local.isPending || local.value != nil {
                     archived.append(
                         SyncConflict(
-                            key: key, value: local.value, stamp: local.identity, cause: .newEpoch, winner: remote?.identity))
+                            key: key, value: local.value, stamp: local.identity, cause: .newEpoch,
+                            winner: remote?.identity))
                 }
                 changed[key] = .some(remote.map(LocalRecord.init(synced:)))
             }

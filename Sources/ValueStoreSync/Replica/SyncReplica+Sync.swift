@@ -224,7 +224,8 @@ extension SyncReplica {
             case .rejected(let reason):
                 if isThisChange && local.isPending {
                     newlyRejected.append(
-                        SyncConflict(key: key, value: local.value, stamp: local.identity, cause: .rejected, reason: reason)
+                        SyncConflict(
+                            key: key, value: local.value, stamp: local.identity, cause: .rejected, reason: reason)
                     )
                     changed[key] = .some(local.fallback)
                 }

@@ -107,7 +107,8 @@ public final class InMemorySyncServer: Sendable {
     /// - Parameter account: The account.
     public func startNewEpoch(for account: SyncAccount) async throws {
         accounts.withLock { accounts in
-            var state = accounts[account.id] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+            var state =
+                accounts[account.id] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             state.row.epoch = UUID()
             state.progress = [:]
             state.idempotency = [:]
@@ -178,7 +179,8 @@ public final class InMemorySyncServer: Sendable {
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
         let now = clock.milliseconds
         let (response, wrote) = accounts.withLock { accounts in
-            var state = accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+            var state =
+                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             if let refusal = SyncServerRules.refusal(
                 account: state.row, epoch: request.epoch, seen: request.seen,
@@ -226,7 +228,8 @@ public final class InMemorySyncServer: Sendable {
     func pull(_ request: SyncPullRequest) -> SyncPullResponse {
         let now = clock.milliseconds
         return accounts.withLock { accounts in
-            var state = accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+            var state =
+                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             let row = state.row
             if let refusal = SyncServerRules.refusal(

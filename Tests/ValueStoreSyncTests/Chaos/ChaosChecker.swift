@@ -47,9 +47,9 @@ struct ChaosChecker {
             }
             for write in writes where !covered.contains(write.id) {
                 problems.append(
-                    "lost write: \(write.id) (\(write.key) on \(write.device)) is neither the converged value nor archived")
+                    "lost write: \(write.id) (\(write.key) on \(write.device)) is neither the converged value nor archived"
+                )
             }
-
 
             // Causality: a write made after seeing another never loses to it (an edit made before
             // the first pull loses to the server's value by design).

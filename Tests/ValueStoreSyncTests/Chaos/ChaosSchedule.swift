@@ -104,7 +104,9 @@ final class ChaosSchedule {
         devices.append(device)
         try await open(device, makingCounter: true)
         say(
-            source.map { "\(name): a copy of \($0.name)'s folder, account \(accounts[account].id), clock \(Int(offset)) s" }
+            source.map {
+                "\(name): a copy of \($0.name)'s folder, account \(accounts[account].id), clock \(Int(offset)) s"
+            }
                 ?? "\(name): a new device, account \(accounts[account].id), clock \(Int(offset)) s off")
     }
 
@@ -378,7 +380,8 @@ final class ChaosSchedule {
 
     private func describe(_ record: SyncRecord) -> String {
         let value = record.value.map { String(decoding: $0, as: UTF8.self) } ?? "removed"
-        return "\(value) stamp \(record.stamp) base \(record.base.map { "\($0)" } ?? "none") version \(record.version.map { "\($0)" } ?? "pending")"
+        return
+            "\(value) stamp \(record.stamp) base \(record.base.map { "\($0)" } ?? "none") version \(record.version.map { "\($0)" } ?? "pending")"
     }
 
     /// Whether every replica agrees with the server and has nothing pending.
@@ -390,14 +393,17 @@ final class ChaosSchedule {
             if status.pendingChanges != 0 {
                 let pending = replica.replica.records.filter { $0.value.version == nil }.keys.sorted()
                 notQuiet.append("\(name): pending \(pending), last error \(status.lastError.map { "\($0)" } ?? "none")")
-                notQuiet.append("  its requests while healing: \(replica.remote.log.suffix(12).joined(separator: ", "))")
+                notQuiet.append(
+                    "  its requests while healing: \(replica.remote.log.suffix(12).joined(separator: ", "))")
             }
             let server = self.server.state(of: SyncAccount(id: replica.account))?.records ?? [:]
             let serverValues = server.compactMapValues { $0.record.value }
             let localValues = replica.replica.records.compactMapValues(\.value)
             if serverValues != localValues {
                 let keys = Set(serverValues.keys).union(localValues.keys).filter { serverValues[$0] != localValues[$0] }
-                notQuiet.append("\(name): differs from the server at \(keys.sorted()), last error \(status.lastError.map { "\($0)" } ?? "none")")
+                notQuiet.append(
+                    "\(name): differs from the server at \(keys.sorted()), last error \(status.lastError.map { "\($0)" } ?? "none")"
+                )
                 for key in keys.sorted() {
                     notQuiet.append("  local \(replica.replica.records[key].map(describe) ?? "none")")
                     notQuiet.append("  server \(server[key].map { describe($0.record) } ?? "none")")

@@ -16,7 +16,8 @@ import ValueStoreSync
         // many times, and a disk's journal would be most of their time. No schedule needs
         // durability across a power loss: its crashes drop objects, not the machine.
         let memory = URL(filePath: "/dev/shm", directoryHint: .isDirectory)
-        let base = FileManager.default.isWritableFile(atPath: memory.path(percentEncoded: false))
+        let base =
+            FileManager.default.isWritableFile(atPath: memory.path(percentEncoded: false))
             ? memory : FileManager.default.temporaryDirectory
         let root = base.appending(path: "ValueStoreSyncChaos-\(UUID().uuidString)", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -48,6 +49,8 @@ import ValueStoreSync
         for failure in failures.prefix(5) {
             print(failure)
         }
-        #expect(failures.isEmpty, "\(failures.count) of \(Self.count) schedules broke an invariant; the first: \(failures.first ?? "")")
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) of \(Self.count) schedules broke an invariant; the first: \(failures.first ?? "")")
     }
 }

@@ -42,7 +42,8 @@ import ValueStoreSync
     @Test(arguments: SyncRecord.Policy.allCases)
     func aChangeMadeOnTheCurrentRecordApplies(policy: SyncRecord.Policy) {
         let current = Self.stored(Self.change("a", at: Self.stamp(-50, Self.laptop), policy), at: 3)
-        let decision = Self.decide(Self.change("b", at: Self.stamp(-100), on: current.record.stamp, policy), over: current)
+        let decision = Self.decide(
+            Self.change("b", at: Self.stamp(-100), on: current.record.stamp, policy), over: current)
         // Even with an earlier stamp: it was made after seeing the record.
         #expect(decision.outcome == .accepted(ServerVersion(10)))
         #expect(decision.write?.record.value == Data("b".utf8))
@@ -161,7 +162,8 @@ import ValueStoreSync
         let remove = Self.decide(Self.change(nil, at: Self.stamp(9), .saveBeatsRemove), over: saved)
         #expect(remove.outcome == .lost(saved.record))
 
-        let seen = Self.decide(Self.change(nil, at: Self.stamp(9), on: saved.record.stamp, .saveBeatsRemove), over: saved)
+        let seen = Self.decide(
+            Self.change(nil, at: Self.stamp(9), on: saved.record.stamp, .saveBeatsRemove), over: saved)
         #expect(seen.outcome == .accepted(ServerVersion(10)))
 
         // Two saves: by stamp.
@@ -182,7 +184,8 @@ import ValueStoreSync
 
     @Test func mergeAsksForAMergeAndArchivesNothing() {
         let current = Self.stored(Self.change("b", at: Self.stamp(1, Self.laptop), .merge), at: 3)
-        let decision = Self.decide(Self.change("c", at: Self.stamp(9), on: Self.stamp(-5, Self.laptop), .merge), over: current)
+        let decision = Self.decide(
+            Self.change("c", at: Self.stamp(9), on: Self.stamp(-5, Self.laptop), .merge), over: current)
         #expect(decision.outcome == .mergeNeeded(current.record))
         #expect(decision.write == nil && decision.archive == nil && decision.idempotency == nil)
         #expect(!SyncServerRules.bumpsHead(decision))
@@ -198,7 +201,8 @@ import ValueStoreSync
             epoch asked: UUID?, seen: Int64 = 12, cursor: Int64 = 10, isPush: Bool = false, isResync: Bool = false
         ) -> SyncRefusal? {
             SyncServerRules.refusal(
-                account: row, epoch: asked, seen: ServerVersion(seen), progress: progress, cursor: ServerVersion(cursor),
+                account: row, epoch: asked, seen: ServerVersion(seen), progress: progress,
+                cursor: ServerVersion(cursor),
                 isPush: isPush, isResync: isResync)
         }
         #expect(refusal(epoch: epoch) == nil)
@@ -211,7 +215,8 @@ import ValueStoreSync
         #expect(refusal(epoch: epoch, cursor: 4, isResync: true) == nil)
         #expect(
             SyncServerRules.refusal(
-                account: row, epoch: epoch, seen: ServerVersion(1), progress: nil, cursor: ServerVersion(5), isPush: true,
+                account: row, epoch: epoch, seen: ServerVersion(1), progress: nil, cursor: ServerVersion(5),
+                isPush: true,
                 isResync: false) == .restored)
     }
 
@@ -251,7 +256,9 @@ import ValueStoreSync
         #expect(digest.count == 16)
         #expect(SyncServerRules.digest(of: Self.change("b", at: Self.stamp(0))) != digest)
         #expect(SyncServerRules.digest(of: Self.change(nil, at: Self.stamp(0))) != digest)
-        #expect(SyncServerRules.digest(of: Self.change("", at: Self.stamp(0))) != SyncServerRules.digest(of: Self.change(nil, at: Self.stamp(0))))
+        #expect(
+            SyncServerRules.digest(of: Self.change("", at: Self.stamp(0)))
+                != SyncServerRules.digest(of: Self.change(nil, at: Self.stamp(0))))
         #expect(SyncServerRules.digest(of: Self.change("a", at: Self.stamp(0), on: Self.stamp(-1))) != digest)
         #expect(SyncServerRules.digest(of: Self.change("a", at: Self.stamp(0), .merge)) != digest)
         // The stamp is the key, not the content.

@@ -8,9 +8,15 @@ import ValueStoreSync
     @Test func timestampsOrderByTimeThenCounterThenReplica() {
         let a = ReplicaID("a")
         let b = ReplicaID("b")
-        #expect(HybridTimestamp(milliseconds: 1, counter: 9, replica: b) < HybridTimestamp(milliseconds: 2, counter: 0, replica: a))
-        #expect(HybridTimestamp(milliseconds: 1, counter: 0, replica: b) < HybridTimestamp(milliseconds: 1, counter: 1, replica: a))
-        #expect(HybridTimestamp(milliseconds: 1, counter: 0, replica: a) < HybridTimestamp(milliseconds: 1, counter: 0, replica: b))
+        #expect(
+            HybridTimestamp(milliseconds: 1, counter: 9, replica: b)
+                < HybridTimestamp(milliseconds: 2, counter: 0, replica: a))
+        #expect(
+            HybridTimestamp(milliseconds: 1, counter: 0, replica: b)
+                < HybridTimestamp(milliseconds: 1, counter: 1, replica: a))
+        #expect(
+            HybridTimestamp(milliseconds: 1, counter: 0, replica: a)
+                < HybridTimestamp(milliseconds: 1, counter: 0, replica: b))
         #expect(ServerVersion(1) < ServerVersion(2))
         #expect(ServerVersion.zero == ServerVersion(0))
     }
