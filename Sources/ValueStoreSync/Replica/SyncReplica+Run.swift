@@ -100,7 +100,7 @@ extension SyncReplica {
     /// It sends nothing itself. A key changed again meanwhile is waited for until a change of it
     /// is acknowledged.
     ///
-    /// - Throws: ``/ValueStore/ValueStoreError/Code/rejected`` when the server refused one of
+    /// - Throws: ``ValueStore/ValueStoreError/Code/rejected`` when the server refused one of
     ///   those changes for good (see ``SyncStatus/rejectedChanges``); `CancellationError` when
     ///   the task is cancelled first.
     public func waitUntilPushed() async throws {
