@@ -34,6 +34,8 @@ let package = Package(
             name: "FileBenchmarks",
             dependencies: [
                 .product(name: "ValueStore", package: library),
+                // The synced key's save row, beside the settings file's.
+                .product(name: "ValueStoreSync", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
             ],

@@ -64,6 +64,40 @@ extension SyncReplica {
         }
     }
 
+    /// Commits `changes` in one durable write (unless `writing` is false: the meta then changes
+    /// in memory only), then makes them the replica's state in memory: the pending marks follow
+    /// the records, the status and conflict streams hear of it (`conflicts` are the newly
+    /// archived ones), and the stores whose value changed wake. `adjusting` runs in the same
+    /// lock, after the records were taken in.
+    func commit(
+        _ changes: ReplicaFiles.Changes,
+        announcing conflicts: [SyncConflict] = [],
+        writing: Bool = true,
+        adjusting: (_ state: inout ReplicaState) -> Void = { _ in }
+    ) async throws {
+        if writing {
+            try await files.commit(changes)
+        }
+        let signalled = state.withLock { state in
+            let signalled = state.changedValues(changes.records)
+            if let meta = changes.meta {
+                state.meta = meta
+                state.clock = meta.clock
+            }
+            if let archive = changes.archive {
+                state.archive = archive
+            }
+            if let rejected = changes.rejected {
+                state.rejected = rejected
+            }
+            state.settle(changes.records)
+            adjusting(&state)
+            state.publish(conflicts: conflicts)
+            return signalled
+        }
+        signal(signalled)
+    }
+
     /// Wakes the stores' `changes()` of `keys`.
     func signal(_ keys: [String]) {
         guard !keys.isEmpty else { return }

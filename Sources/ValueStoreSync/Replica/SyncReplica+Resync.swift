@@ -26,8 +26,7 @@ extension SyncReplica {
                 var meta = state.withLock { $0.meta! }
                 guard meta.resync != refusal else { return }
                 meta.resync = refusal
-                try await files.commit(ReplicaFiles.Changes(meta: meta))
-                state.withLock { $0.meta = meta }
+                try await commit(ReplicaFiles.Changes(meta: meta))
             }
         }
         let (id, epoch, seen, cursor) = state.withLock { state in
@@ -202,17 +201,8 @@ extension SyncReplica {
         meta.seen = last.cursor
         meta.hasPulled = true
         meta.resync = nil
-        try await files.commit(
-            ReplicaFiles.Changes(meta: meta, records: changed, archive: archived.isEmpty ? nil : archive))
-        let signalled = state.withLock { state in
-            let signalled = state.changedValues(changed)
-            state.meta = meta
-            state.clock = meta.clock
-            state.archive = archive
-            state.settle(changed)
-            state.publish(conflicts: archived)
-            return signalled
-        }
-        signal(signalled)
+        try await commit(
+            ReplicaFiles.Changes(meta: meta, records: changed, archive: archived.isEmpty ? nil : archive),
+            announcing: archived)
     }
 }

@@ -101,15 +101,7 @@ extension SyncReplica {
                 state.clock.stamp(now: now, replica: state.meta!.id)
             }
             let record = LocalRecord.change(on: previous, key: key, value: value, stamp: stamp, policy: policy)
-            try await files.commit(ReplicaFiles.Changes(records: [key: record]))
-            state.withLock { state in
-                state.writes += 1
-                state.lastWrite[key] = state.writes
-                state.settle([key: record])
-                state.ring(push: true)
-                state.publish()
-            }
-            signal([key])
+            try await commitLocal(ReplicaFiles.Changes(records: [key: record]))
         }
     }
 
@@ -127,18 +119,20 @@ extension SyncReplica {
                 }
                 return changed
             }
-            try await files.commit(ReplicaFiles.Changes(records: changed))
-            state.withLock { state in
-                state.writes += 1
-                for key in changed.keys {
-                    state.lastWrite[key] = state.writes
-                }
-                state.settle(changed)
-                state.ring(push: true)
-                state.publish()
-            }
-            signal(Array(changed.keys))
+            try await commitLocal(ReplicaFiles.Changes(records: changed))
         }
+    }
+
+    /// Commits local changes: one more local write, the one each of their keys last had, and
+    /// `run()` told to push.
+    private func commitLocal(_ changes: ReplicaFiles.Changes) async throws {
+        state.withLock { state in
+            state.writes += 1
+            for key in changes.records.keys {
+                state.lastWrite[key] = state.writes
+            }
+        }
+        try await commit(changes) { $0.ring(push: true) }
     }
 
     static func decode<Value: Decodable>(_ data: Data, as type: Value.Type, label: String) throws -> Value {

@@ -272,27 +272,18 @@ extension SyncReplica {
         }
         rejected += newlyRejected
         archive += lost
-        try await files.commit(
+        let rejections = state.withLock { state in newlyRejected.map { state.pendingSince[$0.key] ?? 0 } }
+        try await commit(
             ReplicaFiles.Changes(
                 meta: meta, records: changed, archive: lost.isEmpty ? nil : archive,
-                rejected: newlyRejected.isEmpty ? nil : rejected))
-        let signalled = state.withLock { state in
-            let signalled = state.changedValues(changed)
-            state.meta = meta
-            state.clock = meta.clock
-            for conflict in newlyRejected {
-                state.rejections.append(state.pendingSince[conflict.key] ?? 0)
-            }
-            state.settle(changed)
+                rejected: newlyRejected.isEmpty ? nil : rejected),
+            announcing: lost
+        ) { state in
+            state.rejections += rejections
             for key in rebased where state.records[key]?.isPending == true {
                 state.pendingSince[key] = state.lastWrite[key] ?? 0
             }
-            state.rejected = rejected
-            state.archive = archive
-            state.publish(conflicts: lost)
-            return signalled
         }
-        signal(signalled)
     }
 
     // MARK: Pulling
@@ -366,19 +357,9 @@ extension SyncReplica {
         meta.seen = max(meta.seen, page.cursor)
         // A page that brings nothing commits nothing: the clock alone is not worth a write (on
         // opening, it starts after every stamp in the file anyway).
-        if !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen {
-            try await files.commit(
-                ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive))
-        }
-        let signalled = state.withLock { state in
-            let signalled = state.changedValues(changed)
-            state.meta = meta
-            state.clock = meta.clock
-            state.archive = archive
-            state.settle(changed)
-            state.publish(conflicts: added)
-            return signalled
-        }
-        signal(signalled)
+        try await commit(
+            ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive),
+            announcing: added,
+            writing: !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen)
     }
 }

@@ -198,12 +198,7 @@ public final class SyncReplica: Sendable {
                 rejected.remove(at: index)
                 changes.rejected = rejected
             }
-            try await files.commit(changes)
-            state.withLock { state in
-                state.archive = archive
-                state.rejected = rejected
-                state.publish()
-            }
+            try await commit(changes)
         }
     }
 
@@ -225,14 +220,7 @@ public final class SyncReplica: Sendable {
             for (key, record) in pending {
                 changed[key] = .some(record.fallback)
             }
-            try await files.commit(ReplicaFiles.Changes(records: changed))
-            let signalled = state.withLock { state in
-                let signalled = state.changedValues(changed)
-                state.settle(changed)
-                state.publish()
-                return signalled
-            }
-            signal(signalled)
+            try await commit(ReplicaFiles.Changes(records: changed))
         }
     }
 }

@@ -72,6 +72,7 @@ public final class InMemorySyncServer: Sendable {
     ///
     /// - Parameter account: The account.
     /// - Returns: The archived losers, until resolved.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
     public func archivedConflicts(for account: SyncAccount) async throws -> [SyncConflict] {
         accounts.withLock { $0[account.id]?.archive.map(\.conflict) ?? [] }
     }
@@ -87,6 +88,7 @@ public final class InMemorySyncServer: Sendable {
     /// - Parameters:
     ///   - conflict: An entry of ``archivedConflicts(for:)``.
     ///   - account: The account.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
     public func resolve(_ conflict: SyncConflict, for account: SyncAccount) async throws {
         accounts.withLock { accounts in
             accounts[account.id]?.archive.removeAll { $0.conflict == conflict }
@@ -105,6 +107,7 @@ public final class InMemorySyncServer: Sendable {
     /// their changes goes, since no replica will push those again.
     ///
     /// - Parameter account: The account.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
     public func startNewEpoch(for account: SyncAccount) async throws {
         accounts.withLock { accounts in
             var state =
@@ -129,6 +132,7 @@ public final class InMemorySyncServer: Sendable {
     /// the whole state before it pushes.
     ///
     /// - Parameter age: How old a removal's stamp must be, by the server's clock.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
     public func collectTombstones(olderThan age: Duration) async throws {
         let cutoff = clock.milliseconds - age.components.seconds * 1_000
         accounts.withLock { accounts in

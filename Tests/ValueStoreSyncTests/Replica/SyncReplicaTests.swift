@@ -199,5 +199,5 @@ import ValueStoreSync
 func json<Value: Encodable>(_ value: Value) -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
-    return try! encoder.encode(value)
+    return (try? encoder.encode(value))!
 }
