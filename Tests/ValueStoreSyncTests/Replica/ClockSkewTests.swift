@@ -21,8 +21,7 @@ import ValueStoreSync
 
             // A change made later on a correct clock, without seeing it, wins.
             try await onTime.store("theme", as: String.self).save("from the correct clock")
-            try await onTime.syncNow()
-            try await counted.syncNow()
+            try await syncInTurn(onTime, counted)
             #expect(try await counted.store("theme", as: String.self).load() == "from the correct clock")
         }
     }
@@ -33,12 +32,10 @@ import ValueStoreSync
             let ahead = try sandbox.replica("ahead", options: SyncSandbox.options(offset: 50))
             try await behind.syncNow()
             try await ahead.store("theme", as: String.self).save("seen")
-            try await ahead.syncNow()
-            try await behind.syncNow()
+            try await syncInTurn(ahead, behind)
             #expect(try await behind.store("theme", as: String.self).load() == "seen")
             try await behind.store("theme", as: String.self).save("made after seeing it")
-            try await behind.syncNow()
-            try await ahead.syncNow()
+            try await syncInTurn(behind, ahead)
             #expect(try await ahead.store("theme", as: String.self).load() == "made after seeing it")
             #expect(try await sandbox.server.archivedConflicts(for: sandbox.account).isEmpty)
         }

@@ -35,8 +35,7 @@ import ValueStoreSync
             options.firstSync = .keepLocal
             let phone = try sandbox.replica("phone", options: options)
             try await phone.store("theme", as: String.self).save("light")
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             #expect(try await laptop.store("theme", as: String.self).load() == "light")
             // The value it replaced is archived on the phone.
             #expect(try await phone.archivedConflicts().map(\.value) == [json("dark")])
@@ -53,8 +52,7 @@ import ValueStoreSync
             try await laptop.syncNow()
             let phone = try sandbox.replica("phone")
             try await phone.store("theme", as: String.self).save("light")
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             #expect(try await theme.load() == "light")
         }
     }

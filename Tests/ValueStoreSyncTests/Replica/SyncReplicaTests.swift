@@ -9,8 +9,7 @@ import ValueStoreSync
             let phone = try sandbox.replica("phone")
             let laptop = try sandbox.replica("laptop")
             try await phone.store("theme", as: String.self).save("dark")
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             #expect(try await laptop.store("theme", as: String.self).load() == "dark")
             #expect(phone.status.pendingChanges == 0)
             #expect(laptop.status.pendingChanges == 0)
@@ -47,18 +46,15 @@ import ValueStoreSync
             let laptop = try sandbox.replica("laptop")
             let draft = phone.store("draft", as: String.self)
             try await draft.save("first")
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             try await draft.remove()
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             await #expect(throws: ValueStoreError.notFound) {
                 try await laptop.store("draft", as: String.self).load()
             }
             // Delete, then create again: the new record wins everywhere.
             try await draft.save("second")
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             #expect(try await laptop.store("draft", as: String.self).load() == "second")
         }
     }
@@ -102,8 +98,7 @@ import ValueStoreSync
             try await theme.save("light")
             #expect(await states.next()?.value == "light")
             try await phone.store("theme", as: String.self).save("dark")
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             // The pull of the phone's change wakes the laptop's stream, after the laptop's own
             // change lost and was archived.
             #expect(await states.next()?.value == "dark")
@@ -169,13 +164,11 @@ import ValueStoreSync
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")
             let laptop = try sandbox.replica("laptop")
-            try await phone.syncNow()
-            try await laptop.syncNow()
+            try await syncInTurn(phone, laptop)
             var conflicts = phone.conflicts().makeAsyncIterator()
             try await phone.store("theme", as: String.self).save("dark")
             try await laptop.store("theme", as: String.self).save("light")  // later stamp
-            try await laptop.syncNow()
-            try await phone.syncNow()
+            try await syncInTurn(laptop, phone)
             #expect(try await phone.store("theme", as: String.self).load() == "light")
             let conflict = try #require(await conflicts.next())
             #expect(conflict.key == "theme")

@@ -55,3 +55,10 @@ struct SyncSandbox: Sendable {
             options: options)
     }
 }
+
+/// `syncNow()` on each replica, one after the other, in the order given.
+func syncInTurn(_ replicas: SyncReplica...) async throws {
+    for replica in replicas {
+        try await replica.syncNow()
+    }
+}
