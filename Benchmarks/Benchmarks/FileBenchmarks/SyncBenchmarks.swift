@@ -19,9 +19,9 @@ func registerSyncRows() {
         try await key.save("warm")
         return key
     } measure: { benchmark, key in
-        for iteration in benchmark.scaledIterations {
+        for _ in benchmark.scaledIterations {
             // Never the value the key holds, which would write nothing.
-            try await key.save("theme \(iteration)")
+            try await key.save(UUID().uuidString)
         }
     }
 
@@ -32,8 +32,8 @@ func registerSyncRows() {
         try await key.save("warm")
         return key
     } measure: { benchmark, key in
-        for iteration in benchmark.scaledIterations {
-            try await key.save("theme \(iteration)")
+        for _ in benchmark.scaledIterations {
+            try await key.save(UUID().uuidString)
         }
     }
 
