@@ -20,19 +20,47 @@
 /// - A pull changes nothing but the server's note of how far the replica has pulled.
 public struct SyncRemote: Sendable {
     /// Sends changes; see ``SyncPushRequest``.
+    ///
+    /// ```swift
+    /// let push: SyncRemote.Push = { request in try await client.send(request) }
+    /// ```
     public typealias Push = @Sendable (_ request: SyncPushRequest) async throws -> SyncPushResponse
     /// Asks for a page of records; see ``SyncPullRequest``.
+    ///
+    /// ```swift
+    /// let pull: SyncRemote.Pull = { request in try await client.send(request) }
+    /// ```
     public typealias Pull = @Sendable (_ request: SyncPullRequest) async throws -> SyncPullResponse
     /// Starts a stream of "pull now" signals.
+    ///
+    /// ```swift
+    /// let pokes: SyncRemote.Pokes = { AsyncStream { $0.finish() } }   // no pokes: run() polls
+    /// ```
     public typealias Pokes = @Sendable () -> AsyncStream<Void>
 
     /// What the remote is, for errors and logs: "in-memory sync server".
+    ///
+    /// ```swift
+    /// print(remote.label)   // "in-memory sync server, account 'user-42'"
+    /// ```
     public var label: String
     /// Sends changes and returns their outcomes.
+    ///
+    /// ```swift
+    /// let response = try await remote.push(request)
+    /// ```
     public var push: Push
     /// Returns a page of records.
+    ///
+    /// ```swift
+    /// let page = try await remote.pull(request)
+    /// ```
     public var pull: Pull
     /// Starts a stream that signals when the account changed on the server.
+    ///
+    /// ```swift
+    /// for await _ in remote.pokes() { try await replica.syncNow() }
+    /// ```
     public var pokes: Pokes
 
     /// A remote from its closures.

@@ -9,6 +9,10 @@
 /// switching accounts pauses the other's outbox, untouched, until a replica of it runs again.
 public struct SyncAccount: Hashable, Sendable, Codable {
     /// The account's identity, as the server knows it; not empty.
+    ///
+    /// ```swift
+    /// let folderOwner = account.id   // "user-42"
+    /// ```
     public var id: String
 
     /// An account from its identity.

@@ -12,6 +12,10 @@ public import Foundation
 /// ```
 public struct SyncClock: Sendable {
     /// Reads the clock.
+    ///
+    /// ```swift
+    /// let time = options.clock.now()
+    /// ```
     public var now: @Sendable () -> Date
 
     /// A clock that reads `now`.

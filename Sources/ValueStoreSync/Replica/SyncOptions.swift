@@ -32,22 +32,54 @@ public struct SyncOptions: Sendable {
     }
 
     /// The wall clock the replica's timestamps start from.
+    ///
+    /// ```swift
+    /// options.clock = SyncClock { Date().addingTimeInterval(-600) }
+    /// ```
     public var clock: SyncClock = .system
     /// What the first sync does with earlier edits; ``FirstSync/keepRemote`` by default.
+    ///
+    /// ```swift
+    /// options.firstSync = .keepLocal
+    /// ```
     public var firstSync: FirstSync = .keepRemote
     /// How the replica's settings file is written: durable by default. `.cache` skips the
     /// `fsync`, for tests.
+    ///
+    /// ```swift
+    /// options.fileOptions = .private
+    /// ```
     public var fileOptions: FileOptions = .default
     /// The most changes in one push.
+    ///
+    /// ```swift
+    /// options.pushBatchSize = 100
+    /// ```
     public var pushBatchSize = 500
     /// The most records in one pulled page.
+    ///
+    /// ```swift
+    /// options.pullPageSize = 100
+    /// ```
     public var pullPageSize = 500
     /// How often ``SyncReplica/run()`` pulls while the remote's pokes are not alive.
+    ///
+    /// ```swift
+    /// options.pollInterval = .seconds(60)
+    /// ```
     public var pollInterval: Duration = .seconds(300)
     /// How long ``SyncReplica/run()`` waits after its first failure; it doubles with each
     /// failure in a row, up to ``maximumRetryDelay``.
+    ///
+    /// ```swift
+    /// options.retryDelay = .milliseconds(500)
+    /// ```
     public var retryDelay: Duration = .seconds(1)
     /// The longest wait between two attempts of ``SyncReplica/run()``.
+    ///
+    /// ```swift
+    /// options.maximumRetryDelay = .seconds(60)
+    /// ```
     public var maximumRetryDelay: Duration = .seconds(300)
 
     /// The default options.

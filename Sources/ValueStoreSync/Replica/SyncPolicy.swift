@@ -17,12 +17,24 @@
 public struct SyncPolicy<Value: Sendable>: Sendable {
     /// Merges a key's three versions: the one both sides started from, the local one and the
     /// server's; `nil` is absence. The result is pushed as a change made on the server's record.
+    ///
+    /// ```swift
+    /// let union: SyncPolicy<Set<String>>.Merge = { base, local, remote in (local ?? []).union(remote ?? []) }
+    /// ```
     public typealias Merge =
         @Sendable (_ base: Value?, _ local: Value?, _ remote: Value?) -> Value?
 
     /// How the server settles the key's changes.
+    ///
+    /// ```swift
+    /// if policy.kind == .merge { print("merged on the device") }
+    /// ```
     public var kind: SyncRecord.Policy
     /// The merge, for ``merge(_:)``.
+    ///
+    /// ```swift
+    /// let merged = policy.merge?(nil, ["a"], ["b"])   // ["a", "b"] for a union
+    /// ```
     public var merge: Merge?
 
     /// A policy from its parts.

@@ -41,12 +41,28 @@ import ValueStore
 /// memory and writes it through. The stores it returns may be used from any task.
 public final class SyncReplica: Sendable {
     /// The account whose values this replica syncs.
+    ///
+    /// ```swift
+    /// print(replica.account.id)   // "user-42"
+    /// ```
     public let account: SyncAccount
     /// The directory that holds this replica's folder, and other accounts' folders.
+    ///
+    /// ```swift
+    /// let folder = replica.directory.appending(path: "user-42")
+    /// ```
     public let directory: URL
     /// The server, through its witness.
+    ///
+    /// ```swift
+    /// print(replica.remote.label)
+    /// ```
     public let remote: SyncRemote
     /// How this replica syncs.
+    ///
+    /// ```swift
+    /// print(replica.options.pollInterval)
+    /// ```
     public let options: SyncOptions
 
     let files: ReplicaFiles

@@ -26,23 +26,44 @@ public struct SyncStatus: Sendable {
     }
 
     /// Local changes not yet acknowledged by the server: one per key at most, the latest.
+    ///
+    /// ```swift
+    /// let unsent = replica.status.pendingChanges
+    /// ```
     public var pendingChanges: Int
     /// Changes the server refused for good, with their values, until resolved with
     /// ``SyncReplica/resolve(_:)``. Nothing else drops a change; the key's value went back to
     /// the server's.
+    ///
+    /// ```swift
+    /// for refused in replica.status.rejectedChanges { print(refused.key, refused.reason ?? "") }
+    /// ```
     public var rejectedChanges: [SyncConflict]
     /// Changes in the replica's archive (``SyncReplica/archivedConflicts()``), until resolved.
+    ///
+    /// ```swift
+    /// let badge = replica.status.unresolvedConflicts
+    /// ```
     public var unresolvedConflicts: Int
     /// Why the last sync failed (the server could not be reached, say); `nil` once one succeeds.
     /// Nothing pending was dropped.
+    ///
+    /// ```swift
+    /// if let error = replica.status.lastError { print("offline: \(error)") }
+    /// ```
     public var lastError: (any Error)?
     /// What the replica is doing.
+    ///
+    /// ```swift
+    /// let busy = replica.status.phase != .idle
+    /// ```
     public var phase: Phase
 
     /// A status from its parts.
     ///
     /// ```swift
-    /// let idle = SyncStatus(pendingChanges: 0, rejectedChanges: [], unresolvedConflicts: 0, lastError: nil, phase: .idle)
+    /// let idle = SyncStatus(
+    ///     pendingChanges: 0, rejectedChanges: [], unresolvedConflicts: 0, lastError: nil, phase: .idle)
     /// ```
     ///
     /// - Parameters:

@@ -17,10 +17,22 @@
 /// ```
 public struct HybridTimestamp: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// Milliseconds since 1970, as the replica's corrected clock read them.
+    ///
+    /// ```swift
+    /// let date = Date(timeIntervalSince1970: Double(stamp.milliseconds) / 1_000)
+    /// ```
     public var milliseconds: Int64
     /// Orders stamps within one millisecond.
+    ///
+    /// ```swift
+    /// let sameMillisecond = earlier.milliseconds == later.milliseconds && earlier.counter < later.counter
+    /// ```
     public var counter: UInt32
     /// The replica that made the stamp; breaks the last ties.
+    ///
+    /// ```swift
+    /// let mine = stamp.replica == (try await replica.id)
+    /// ```
     public var replica: ReplicaID
 
     /// A timestamp from its parts.

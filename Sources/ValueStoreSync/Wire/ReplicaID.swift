@@ -13,6 +13,10 @@ import Foundation
 /// ```
 public struct ReplicaID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// The identity as text; a UUID for the identities replicas make.
+    ///
+    /// ```swift
+    /// let text = id.rawValue
+    /// ```
     public var rawValue: String
 
     /// An identity from its text.

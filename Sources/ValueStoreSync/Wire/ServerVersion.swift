@@ -11,6 +11,10 @@
 /// ```
 public struct ServerVersion: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// The version as a number.
+    ///
+    /// ```swift
+    /// let number = version.rawValue
+    /// ```
     public var rawValue: Int64
 
     /// A version from its number.

@@ -40,17 +40,41 @@ public struct SyncConflict: Hashable, Sendable, Codable {
     }
 
     /// The key of the change.
+    ///
+    /// ```swift
+    /// let key = conflict.key   // "theme"
+    /// ```
     public var key: String
     /// The change's value as the store encodes it (JSON for ``SyncReplica/store(_:as:policy:)``),
     /// or `nil` for a removal.
+    ///
+    /// ```swift
+    /// let lost = try conflict.value.map { try JSONDecoder().decode(String.self, from: $0) }
+    /// ```
     public var value: Data?
     /// The change's stamp: its first, if it was stamped again (its ``SyncRecord/identity``).
+    ///
+    /// ```swift
+    /// let when = conflict.stamp.milliseconds
+    /// ```
     public var stamp: HybridTimestamp
     /// Why it was archived.
+    ///
+    /// ```swift
+    /// if conflict.cause == .newEpoch { print("the server was reset") }
+    /// ```
     public var cause: Cause
     /// The identity of the record it lost to, when known.
+    ///
+    /// ```swift
+    /// let lostTo = conflict.winner?.replica
+    /// ```
     public var winner: HybridTimestamp?
     /// The server's words, for a rejected change.
+    ///
+    /// ```swift
+    /// print(conflict.reason ?? "lost to a concurrent change")
+    /// ```
     public var reason: String?
 
     /// A conflict from its parts.

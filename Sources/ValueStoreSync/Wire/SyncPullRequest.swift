@@ -10,25 +10,57 @@ public import Foundation
 /// ```
 public struct SyncPullRequest: Hashable, Sendable, Codable {
     /// The account whose records to pull.
+    ///
+    /// ```swift
+    /// let account = request.account   // "user-42"
+    /// ```
     public var account: String
     /// The replica that pulls.
+    ///
+    /// ```swift
+    /// let asker = request.replica
+    /// ```
     public var replica: ReplicaID
     /// The account's epoch as the replica knows it; `nil` to take whatever epoch the server has
     /// (a first pull, or the pull that follows ``SyncRefusal/epochChanged``).
+    ///
+    /// ```swift
+    /// let any = request.epoch == nil
+    /// ```
     public var epoch: UUID?
     /// The version the replica has pulled up to: the page holds records committed after it.
+    ///
+    /// ```swift
+    /// let after = request.cursor
+    /// ```
     public var cursor: ServerVersion
     /// The highest server version the replica has been given, in any answer (see
     /// ``SyncPushRequest/seen``).
+    ///
+    /// ```swift
+    /// let highest = request.seen
+    /// ```
     public var seen: ServerVersion
     /// The most records in the page.
+    ///
+    /// ```swift
+    /// let pageSize = request.limit
+    /// ```
     public var limit: Int
     /// Whether this is part of a whole-state pull (from version zero), which the server answers
     /// without checking ``seen`` or its horizon.
+    ///
+    /// ```swift
+    /// if request.isResync { print("a whole-state pull") }
+    /// ```
     public var isResync: Bool
     /// The page brings the replica's archived changes (``SyncPullResponse/conflicts``) archived
     /// after this version: the replica's cursor before a whole-state pull, so none comes twice;
     /// `nil` for ``cursor``.
+    ///
+    /// ```swift
+    /// let since = request.archivedAfter ?? request.cursor
+    /// ```
     public var archivedAfter: ServerVersion?
 
     /// A request from its parts.

@@ -16,24 +16,60 @@ public import Foundation
 /// ```
 public struct SyncPullResponse: Hashable, Sendable, Codable {
     /// The account's epoch.
+    ///
+    /// ```swift
+    /// let epoch = page.epoch
+    /// ```
     public var epoch: UUID
     /// The server's clock, in milliseconds since 1970, when it answered.
+    ///
+    /// ```swift
+    /// let offset = page.serverTime - Int64(Date().timeIntervalSince1970 * 1_000)
+    /// ```
     public var serverTime: Int64
     /// Why the request was refused; `nil` when the page holds records.
+    ///
+    /// ```swift
+    /// if page.refusal == .resyncNeeded { print("pull the whole state") }
+    /// ```
     public var refusal: SyncRefusal?
     /// Records committed after the request's cursor, by version, removals included.
+    ///
+    /// ```swift
+    /// for record in page.records { print(record.key, record.version ?? .zero) }
+    /// ```
     public var records: [SyncRecord]
     /// Records the requesting replica pushed that a later change displaced, archived on the
     /// server, for the replica's own archive: those archived in the versions this page covers
     /// (after the request's ``SyncPullRequest/archivedAfter``), each once.
+    ///
+    /// ```swift
+    /// let mine = page.conflicts.count
+    /// ```
     public var conflicts: [SyncConflict]
     /// Where the next page starts: the replica has pulled up to here.
+    ///
+    /// ```swift
+    /// cursor = page.cursor
+    /// ```
     public var cursor: ServerVersion
     /// The account's head when the server answered.
+    ///
+    /// ```swift
+    /// let behind = page.head.rawValue - page.cursor.rawValue
+    /// ```
     public var head: ServerVersion
     /// Below this version the server may have collected removals.
+    ///
+    /// ```swift
+    /// let mustResync = cursor < page.horizon
+    /// ```
     public var horizon: ServerVersion
     /// Whether ``cursor`` reached the head.
+    ///
+    /// ```swift
+    /// if page.isComplete { print("up to the head") }
+    /// ```
     public var isComplete: Bool
 
     /// A response from its parts.

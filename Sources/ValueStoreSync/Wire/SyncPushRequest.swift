@@ -14,18 +14,42 @@ public import Foundation
 /// ```
 public struct SyncPushRequest: Hashable, Sendable, Codable {
     /// The account whose records change.
+    ///
+    /// ```swift
+    /// let account = request.account   // "user-42"
+    /// ```
     public var account: String
     /// The replica that sends the changes.
+    ///
+    /// ```swift
+    /// let pusher = request.replica
+    /// ```
     public var replica: ReplicaID
     /// The account's epoch as the replica knows it; `nil` before its first pull.
+    ///
+    /// ```swift
+    /// let epoch = request.epoch
+    /// ```
     public var epoch: UUID?
     /// The highest server version the replica has been given, in any answer: more than the
     /// server remembers giving it means the server lost history (or, for a copied folder's new
     /// identity, that the server never served it), and is answered ``SyncRefusal/restored``.
+    ///
+    /// ```swift
+    /// let highest = request.seen
+    /// ```
     public var seen: ServerVersion
     /// How far the replica has pulled: the server refuses a replica below its horizon.
+    ///
+    /// ```swift
+    /// let pulledTo = request.cursor
+    /// ```
     public var cursor: ServerVersion
     /// The changes, at most one per key.
+    ///
+    /// ```swift
+    /// let keys = request.changes.map(\.key)
+    /// ```
     public var changes: [SyncRecord]
 
     /// A request from its parts.

@@ -44,12 +44,28 @@ public struct SyncPushResponse: Hashable, Sendable, Codable {
     }
 
     /// The account's epoch.
+    ///
+    /// ```swift
+    /// let epoch = response.epoch
+    /// ```
     public var epoch: UUID
     /// The server's clock, in milliseconds since 1970, when it answered.
+    ///
+    /// ```swift
+    /// let offset = response.serverTime - Int64(Date().timeIntervalSince1970 * 1_000)
+    /// ```
     public var serverTime: Int64
     /// Why the whole request was refused; `nil` when its changes were settled.
+    ///
+    /// ```swift
+    /// if response.refusal == .restored { print("the server lost history") }
+    /// ```
     public var refusal: SyncRefusal?
     /// One outcome per change, in the request's order; empty when refused.
+    ///
+    /// ```swift
+    /// let applied = response.outcomes.filter { if case .accepted = $0 { true } else { false } }.count
+    /// ```
     public var outcomes: [Outcome]
 
     /// A response from its parts.

@@ -35,30 +35,66 @@ public struct SyncRecord: Hashable, Sendable, Codable {
     }
 
     /// The key, as the replica's store names it.
+    ///
+    /// ```swift
+    /// let key = record.key   // "theme"
+    /// ```
     public var key: String
     /// The value's bytes, or `nil` for a removal.
+    ///
+    /// ```swift
+    /// let theme = try record.value.map { try JSONDecoder().decode(String.self, from: $0) }
+    /// ```
     public var value: Data?
     /// When the change was made, and by which replica: what orders it against other changes.
+    ///
+    /// ```swift
+    /// let later = incoming.stamp > current.stamp
+    /// ```
     public var stamp: HybridTimestamp
     /// The stamp the change was first given, when its replica stamped it again because the
     /// server refused it as too far in its future; `nil` otherwise. A change keeps its first
     /// stamp as its name (``identity``).
+    ///
+    /// ```swift
+    /// let stampedAgain = record.origin != nil
+    /// ```
     public var origin: HybridTimestamp?
     /// The identity of the record the change was made on; `nil` when it was made on nothing.
+    ///
+    /// ```swift
+    /// let madeOnCurrent = change.base == current.identity
+    /// ```
     public var base: HybridTimestamp?
     /// The identities of the replica's earlier changes to the key that this one replaces, made
     /// since ``base`` and not yet acknowledged: the change was made on each of them too, so it
     /// applies over whichever of them reached the server (its answer was lost, or a copy of the
     /// replica's folder pushed it). The latest 16 at most.
+    ///
+    /// ```swift
+    /// let madeOnIt = change.replaces.contains(current.identity)
+    /// ```
     public var replaces: [HybridTimestamp]
     /// How the server settles the change.
+    ///
+    /// ```swift
+    /// if record.policy == .compareAndSet { print("applies only over its base") }
+    /// ```
     public var policy: Policy
     /// Whether this is a record pushed back to a server that lost it (restored from a backup):
     /// the server settles it by stamp, whatever its policy (a `merge` record is merged as
     /// ever), archiving the loser, since it was settled once already on the history the server
     /// lost.
+    ///
+    /// ```swift
+    /// if change.isRestoring { print("settled by stamp") }
+    /// ```
     public var isRestoring: Bool
     /// The server version of the record, on records the server sends; `nil` on pushed changes.
+    ///
+    /// ```swift
+    /// let committedAt = record.version ?? .zero
+    /// ```
     public var version: ServerVersion?
 
     /// A record from its parts.
