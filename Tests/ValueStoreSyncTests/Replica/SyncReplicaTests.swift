@@ -72,6 +72,21 @@ import ValueStoreSync
         }
     }
 
+    @Test func anUpdateMayWriteAnotherSyncedKeyWithoutWaitingForItself() async throws {
+        try await SyncSandbox.with { sandbox in
+            let phone = try sandbox.replica("phone")
+            let theme = phone.store("theme", as: String.self)
+            let changedAt = phone.store("themeChangedAt", as: Int.self)
+            try await theme.optional().update { value in
+                try await changedAt.save(1)
+                value = "dark"
+            }
+            #expect(try await theme.load() == "dark")
+            #expect(try await changedAt.load() == 1)
+            #expect(phone.status.pendingChanges == 2)
+        }
+    }
+
     @Test func noDefaultIsEverWritten() async throws {
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")
