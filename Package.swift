@@ -75,6 +75,8 @@ let package = Package(
         .library(name: "ValueStoreConfiguration", targets: ["ValueStoreConfiguration"]),
         // Logs, metrics and traces of any store: empty unless the `Observability` trait is on.
         .library(name: "ValueStoreObservability", targets: ["ValueStoreObservability"]),
+        // Local-first sync of one user's values across devices, with a reference server.
+        .library(name: "ValueStoreSync", targets: ["ValueStoreSync"]),
     ],
     // Optional integrations, each off by default so the default graph stays small.
     traits: [
@@ -118,7 +120,11 @@ let package = Package(
             swiftSettings: strictness
         ),
         .target(name: "ValueStoreTesting", dependencies: ["ValueStore"], swiftSettings: strictness),
-        .executableTarget(name: "ValueStoreDemo", dependencies: ["ValueStore"], swiftSettings: strictness),
+        // Local-first sync: a replica per account on the device, over a SettingsFile, and the
+        // in-memory reference server; no package dependency beyond the core.
+        .target(name: "ValueStoreSync", dependencies: ["ValueStore"], swiftSettings: strictness),
+        .executableTarget(
+            name: "ValueStoreDemo", dependencies: ["ValueStore", "ValueStoreSync"], swiftSettings: strictness),
         // PostgreSQL-backed stores: code inside `#if PostgreSQL`, postgres-nio only under the trait.
         .target(
             name: "ValueStorePostgres",
@@ -170,6 +176,8 @@ let package = Package(
             name: "ValueStoreTestHelper",
             dependencies: [
                 "ValueStore",
+                // Its `sync-save-loop` mode, for the sync replica's crash test.
+                "ValueStoreSync",
                 // Its `postgres` modes, for the PostgreSQL tests.
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
@@ -184,6 +192,12 @@ let package = Package(
             // What each shipped schema version stored, read through `Bundle.module` by the
             // versioning tests; see Documentation/Versioning.md.
             resources: [.copy("Versioning/Fixtures")],
+            swiftSettings: strictness
+        ),
+        // The sync replica and the reference server, with the chaos test.
+        .testTarget(
+            name: "ValueStoreSyncTests",
+            dependencies: ["ValueStore", "ValueStoreSync", "ValueStoreTestHelper", "ValueStoreTestSupport"],
             swiftSettings: strictness
         ),
         // Runs against a real server, under `pg_virtualenv`, with the `PostgreSQL` trait; compiles

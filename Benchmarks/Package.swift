@@ -48,6 +48,8 @@ let package = Package(
         .executableTarget(
             name: "FileBenchmarks",
             dependencies: [
+                // The synced key's save row, beside the settings file's.
+                .product(name: "ValueStoreSync", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
             ] + instrumented,

@@ -22,6 +22,7 @@ struct Demo {
         try await keepManySettings()
         try await versionThePayload()
         try await watchAnotherProcess()
+        try await syncTwoDevices()
         try await useMocks()
     }
 

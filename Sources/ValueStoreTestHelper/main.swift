@@ -35,6 +35,7 @@
 //                                                     FROM's JSON number to TO and prints it,
 //                                                     or "notFound"
 //     ValueStoreTestHelper postgres MODE …            see Postgres.swift (PostgreSQL trait)
+//     ValueStoreTestHelper sync-save-loop DIRECTORY   see Sync.swift
 
 import Foundation
 import Synchronization
@@ -303,6 +304,8 @@ case "save-json" where arguments.count == 4:
     } else {
         try await store.remove()
     }
+case "sync-save-loop" where arguments.count == 3:
+    try await syncSaveLoop(directory: URL(fileURLWithPath: arguments[2]))
 case "userdefaults-unwritable" where arguments.count == 3:
     try await userDefaultsUnwritable(suite: arguments[2])
 default:
@@ -311,6 +314,6 @@ default:
             ("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT"
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
-                + " | userdefaults-unwritable SUITE | move-each-line FROM TO\n").utf8))
+                + " | userdefaults-unwritable SUITE | move-each-line FROM TO | sync-save-loop DIRECTORY\n").utf8))
     exit(64)
 }

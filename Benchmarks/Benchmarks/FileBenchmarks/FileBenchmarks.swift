@@ -43,6 +43,7 @@ let benchmarks: @Sendable () -> Void = {
     registerVersionedRows()
     registerComparisons()
     registerSettingsRows()
+    registerSyncRows()
     registerCoalescedSaveRows()
     registerEncryptedRows(Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
     registerEncryptedRows(Library.megabyte, size: "1 MB", saves: .largeValue, loads: .largeValue)

@@ -2,7 +2,9 @@
 ///
 /// Acquiring a free lock does not suspend. Waiting is not cancellable: a task that asked for the
 /// lock gets it, so that a cancelled waiter never leaves a store half-locked.
-final class AsyncLock: Sendable {
+///
+/// `package`: a sync replica (`ValueStoreSync`) runs one sync round at a time with it.
+package final class AsyncLock: Sendable {
     private struct State {
         var isLocked = false
         var waiters: [UnsafeContinuation<Void, Never>] = []
@@ -10,8 +12,10 @@ final class AsyncLock: Sendable {
 
     private let state = Locked(State())
 
+    package init() {}
+
     /// Runs `body` while holding the lock.
-    nonisolated(nonsending) func withLock<Result>(
+    nonisolated(nonsending) package func withLock<Result>(
         _ body: nonisolated(nonsending) () async throws -> Result
     ) async throws -> Result {
         await lock()

@@ -25,6 +25,14 @@ extension SettingsFile {
         )
     }
 
+    /// The keys the file holds now, each byte for byte as stored; from memory when read before.
+    ///
+    /// `package`: a sync replica (`ValueStoreSync`) keeps one entry per synced key and lists
+    /// them when it pushes, rather than keep an index of its own beside the file's.
+    package func keys() async throws -> [String] {
+        try await entries().entries.keys.map(\.name)
+    }
+
     /// Starts following the file's changes, once: a change made by another store over the file
     /// or by another process makes the entries be read again.
     func startWatching() {

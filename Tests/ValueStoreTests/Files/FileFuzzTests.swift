@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ValueStore
+import ValueStoreTestSupport
 
 /// Feeds thousands of random, truncated and bit-flipped inputs to each file format: every one
 /// must load as a value or throw a typed error that says the data is bad, never crash and never

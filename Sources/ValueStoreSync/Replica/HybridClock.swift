@@ -1,0 +1,68 @@
+/// A hybrid clock's reading: milliseconds and a counter, ordered as a pair.
+struct ClockReading: Hashable, Comparable, Sendable, Codable {
+    var milliseconds: Int64
+    var counter: UInt32
+
+    static let zero = Self(milliseconds: 0, counter: 0)
+
+    static func < (lhs: Self, rhs: Self) -> Bool {
+        (lhs.milliseconds, lhs.counter) < (rhs.milliseconds, rhs.counter)
+    }
+}
+
+extension HybridTimestamp {
+    /// The stamp's milliseconds and counter, without the replica.
+    var reading: ClockReading { ClockReading(milliseconds: milliseconds, counter: counter) }
+}
+
+/// A replica's hybrid logical clock: every stamp it makes is after every stamp it made or saw
+/// and after the server's time in every answer, and its physical part is the device's clock
+/// corrected by the server's.
+struct HybridClock: Hashable, Sendable, Codable {
+    /// The highest reading made or seen: the next stamp is after it.
+    var last = ClockReading.zero
+    /// The highest reading seen from the server (records pulled or acknowledged, the server's
+    /// time): what the clock goes back to when the server refused stamps made too far ahead.
+    var seen = ClockReading.zero
+    /// Milliseconds to add to the device's clock: the server's time minus the device's, as the
+    /// last answer showed it.
+    var offset: Int64 = 0
+
+    /// A new stamp for `replica`, after everything made or seen, reading the device's clock at
+    /// `now` (milliseconds since 1970).
+    mutating func stamp(now: Int64, replica: ReplicaID) -> HybridTimestamp {
+        let physical = now + offset
+        if physical > last.milliseconds {
+            last = ClockReading(milliseconds: physical, counter: 0)
+        } else if last.counter == .max {
+            last = ClockReading(milliseconds: last.milliseconds + 1, counter: 0)
+        } else {
+            last.counter += 1
+        }
+        return HybridTimestamp(milliseconds: last.milliseconds, counter: last.counter, replica: replica)
+    }
+
+    /// Takes in a stamp made elsewhere, or acknowledged by the server.
+    mutating func observe(_ stamp: HybridTimestamp) {
+        observe(stamp.reading)
+    }
+
+    /// Takes in a reading made elsewhere.
+    mutating func observe(_ reading: ClockReading) {
+        last = max(last, reading)
+        seen = max(seen, reading)
+    }
+
+    /// Takes in the server's time from an answer, read when the device's clock said `now`: the
+    /// offset follows the server, and the next stamp is after the server's time.
+    mutating func observe(serverTime: Int64, now: Int64) {
+        offset = serverTime - now
+        observe(ClockReading(milliseconds: serverTime, counter: 0))
+    }
+
+    /// Forgets the stamps made too far ahead, which the server refused: the next stamps follow
+    /// what was seen, and `kept` (stamps still in use, not refused).
+    mutating func goBack(keeping kept: some Sequence<HybridTimestamp>) {
+        last = kept.map(\.reading).reduce(seen, max)
+    }
+}

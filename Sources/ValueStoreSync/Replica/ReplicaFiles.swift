@@ -1,0 +1,153 @@
+import Foundation
+import ValueStore
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
+/// A replica's durable state: one settings file per account, in a folder of its own under the
+/// replica's directory, whose entries are the replica's meta, one record per synced key, its
+/// archive and its rejected changes.
+///
+/// Each entry holds its value as JSON text: a string is the settings file's fast path, with no
+/// round trip through Foundation's property-list encoder, which a local save would pay for.
+struct ReplicaFiles: Sendable {
+    /// The account's folder.
+    let folder: URL
+    let settings: SettingsFile
+
+    /// The entries' names.
+    static let metaKey = "replica"
+    static let archiveKey = "archive"
+    static let rejectedKey = "rejected"
+    static let recordPrefix = "record:"
+
+    init(directory: URL, account: SyncAccount, options: FileOptions) {
+        folder = directory.appending(path: Self.folderName(for: account.id), directoryHint: .isDirectory)
+        settings = SettingsFile(folder.appending(path: "sync.plist"), options: options)
+    }
+
+    /// The account's folder name: the identity with every byte but `a`-`z`, `0`-`9`, `-` and `_`
+    /// written `%XX` (upper-case hex), so two accounts never share a folder, not even on a
+    /// file system that ignores case; a long one is cut and ends with a hash of the whole.
+    static func folderName(for account: String) -> String {
+        var name = ""
+        for byte in account.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"):
+                name.append(Character(UnicodeScalar(byte)))
+            default:
+                name += (byte < 16 ? "%0" : "%") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        guard name.utf8.count > 120 else { return name }
+        var hash = FNV1a()
+        hash.mix(account.utf8)
+        return String(name.prefix(100)) + "-" + hash.hex
+    }
+
+    /// Creates the folder if needed and returns its marker, off the caller's executor.
+    @concurrent func prepareFolder() async throws -> FolderMarker {
+        let path = folder.path(percentEncoded: false)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw ValueStoreError(
+                .io, store: "sync folder '\(path)'", reason: "the folder could not be created", underlyingError: error)
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw ValueStoreError(
+                .io, store: "sync folder '\(path)'", reason: "stat failed with errno \(errno)")
+        }
+        return FolderMarker(
+            device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
+    }
+
+    /// Everything in the file: the meta (`nil` before the first open), every record, the archive
+    /// and the rejected changes.
+    func load() async throws -> Loaded {
+        var loaded = Loaded(meta: try await entry(Self.metaKey))
+        for name in try await settings.keys() where name.hasPrefix(Self.recordPrefix) {
+            loaded.records[String(name.dropFirst(Self.recordPrefix.count))] = try await entry(name)
+        }
+        loaded.archive = try await entry(Self.archiveKey) ?? []
+        loaded.rejected = try await entry(Self.rejectedKey) ?? []
+        return loaded
+    }
+
+    /// The entry `name`, decoded from its JSON text; `nil` when the file has none.
+    private func entry<Value: Decodable>(_ name: String) async throws -> Value? {
+        let label = settings.store(name, as: String.self).label
+        guard let text = try await settings.store(name, as: String.self).optional().load() else {
+            return nil
+        }
+        do {
+            return try JSONDecoder().decode(Value.self, from: Data(text.utf8))
+        } catch {
+            throw ValueStoreError(
+                .decodingFailed, store: label, reason: "the sync entry is not the JSON of a \(Value.self)",
+                underlyingError: error)
+        }
+    }
+
+    /// The JSON text of an entry.
+    private static func text(of value: some Encodable, name: String) throws -> String {
+        do {
+            return String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        } catch {
+            throw ValueStoreError(
+                .encodingFailed, store: "sync entry '\(name)'", reason: "the entry does not encode as JSON",
+                underlyingError: error)
+        }
+    }
+
+    struct Loaded {
+        var meta: ReplicaMeta?
+        var records: [String: LocalRecord] = [:]
+        var archive: [SyncConflict] = []
+        var rejected: [SyncConflict] = []
+    }
+
+    /// One durable commit of the given entries: the meta, records (`nil` removes one), and the
+    /// archive and rejected lists, each only when given.
+    func commit(_ changes: Changes) async throws {
+        guard !changes.isEmpty else { return }
+        try await settings.batch { batch in
+            if let meta = changes.meta {
+                try batch.set(Self.text(of: meta, name: Self.metaKey), for: Self.metaKey)
+            }
+            for (key, record) in changes.records {
+                let name = Self.recordPrefix + key
+                if let record {
+                    try batch.set(Self.text(of: record, name: name), for: name)
+                } else {
+                    batch.remove(name)
+                }
+            }
+            if let archive = changes.archive {
+                try batch.set(Self.text(of: archive, name: Self.archiveKey), for: Self.archiveKey)
+            }
+            if let rejected = changes.rejected {
+                try batch.set(Self.text(of: rejected, name: Self.rejectedKey), for: Self.rejectedKey)
+            }
+        }
+    }
+
+    /// Entries to commit together.
+    struct Changes {
+        var meta: ReplicaMeta?
+        var records: [String: LocalRecord?] = [:]
+        var archive: [SyncConflict]?
+        var rejected: [SyncConflict]?
+
+        var isEmpty: Bool { meta == nil && records.isEmpty && archive == nil && rejected == nil }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import ValueStore
+
+/// A merge over the encoded values, for a key whose store this process made.
+typealias EncodedMerge = @Sendable (_ base: Data?, _ local: Data?, _ remote: Data?) throws -> Data?
+
+/// Everything a replica holds in memory, in its one lock: a copy of its durable state, which
+/// changes only after a commit of that change returned, and what this process keeps beside it.
+struct ReplicaState {
+    /// The replica's meta, once opened.
+    var meta: ReplicaMeta?
+    /// Every synced key's record.
+    var records: [String: LocalRecord] = [:]
+    /// The replica's archive of conflicts.
+    var archive: [SyncConflict] = []
+    /// The changes the server refused for good.
+    var rejected: [SyncConflict] = []
+    /// The clock, from the meta's and every record's stamps on opening.
+    var clock = HybridClock()
+
+    /// The merges of the `.merge` keys whose stores this process made.
+    var merges: [String: EncodedMerge] = [:]
+    /// Local writes made by this process so far.
+    var writes: UInt64 = 0
+    /// The latest local write of each key this process wrote.
+    var lastWrite: [String: UInt64] = [:]
+    /// Each pending key, with the local write that made it pending (0: before this process), so
+    /// that ``SyncReplica/waitUntilPushed()`` knows which changes it waits for.
+    var pendingSince: [String: UInt64] = [:]
+    /// The local write of each change the server rejected, in order.
+    var rejections: [UInt64] = []
+
+    var lastError: (any Error)?
+    var phase = SyncStatus.Phase.idle
+
+    /// Streams of ``SyncReplica/statusUpdates()`` and ``SyncReplica/conflicts()``.
+    var statusListeners: [UInt64: AsyncStream<SyncStatus>.Continuation] = [:]
+    var conflictListeners: [UInt64: AsyncStream<SyncConflict>.Continuation] = [:]
+    var nextListener: UInt64 = 0
+    /// Each key's stores' change signals.
+    var keyChanges: [String: ChangeBroadcaster] = [:]
+
+    /// What ``SyncReplica/run()`` was asked to do, and its doorbell.
+    var wants = Wants()
+    var doorbell: AsyncStream<Void>.Continuation?
+    /// Whether the remote's pokes stream of the running ``SyncReplica/run()`` is alive.
+    var pokesAlive = false
+
+    struct Wants {
+        var push = false
+        var pull = false
+    }
+
+    var status: SyncStatus {
+        SyncStatus(
+            pendingChanges: pendingSince.count, rejectedChanges: rejected, unresolvedConflicts: archive.count,
+            lastError: lastError, phase: phase)
+    }
+
+    /// Tells every status stream the status, and every conflict stream `conflicts`.
+    func publish(conflicts: [SyncConflict] = []) {
+        let status = status
+        for listener in statusListeners.values {
+            listener.yield(status)
+        }
+        for conflict in conflicts {
+            for listener in conflictListeners.values {
+                listener.yield(conflict)
+            }
+        }
+    }
+
+    /// Asks the running ``SyncReplica/run()``, if any, to push or pull.
+    mutating func ring(push: Bool = false, pull: Bool = false) {
+        wants.push = wants.push || push
+        wants.pull = wants.pull || pull
+        doorbell?.yield()
+    }
+
+    /// Takes in the records that changed in a commit: the pending marks follow them.
+    mutating func settle(_ changed: [String: LocalRecord?]) {
+        for (key, record) in changed {
+            records[key] = record
+            guard let record, record.isPending else {
+                pendingSince[key] = nil
+                continue
+            }
+            if pendingSince[key] == nil {
+                pendingSince[key] = lastWrite[key] ?? 0
+            }
+        }
+    }
+}

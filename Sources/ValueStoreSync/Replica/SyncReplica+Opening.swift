@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+import ValueStore
+
+extension SyncReplica {
+    /// The replica whose write lock the current task holds, so that a write from inside a
+    /// store's `update` body does not wait for itself.
+    @TaskLocal static var writing: ObjectIdentifier?
+
+    /// Runs `body` once the replica is open, holding its write lock: one durable write at a time.
+    func exclusively<Result>(_ body: () async throws -> Result) async throws -> Result {
+        try await open()
+        return try await locked(body)
+    }
+
+    /// Runs `body` holding the write lock, or at once when the current task holds it.
+    private func locked<Result>(_ body: () async throws -> Result) async throws -> Result {
+        let me = ObjectIdentifier(self)
+        if Self.writing == me {
+            return try await body()
+        }
+        return try await writes.withLock {
+            try await Self.$writing.withValue(me) {
+                try await body()
+            }
+        }
+    }
+
+    /// Opens the replica on first use: creates its folder, reads its settings file, and makes
+    /// itself an identity in a new folder, or a new one in a copied folder (the folder's device
+    /// and inode differ from those kept with the identity), before anything is pushed.
+    @discardableResult
+    func open() async throws -> ReplicaMeta {
+        if let meta = state.withLock({ $0.meta }) {
+            return meta
+        }
+        return try await locked {
+            if let meta = state.withLock({ $0.meta }) {
+                return meta
+            }
+            let marker = try await files.prepareFolder()
+            let loaded = try await files.load()
+            var meta = loaded.meta ?? ReplicaMeta(id: .random(), marker: marker)
+            if meta.marker != marker {
+                // A copy: a new identity, which the server does not know; its first request is
+                // answered `restored`, and it reconciles its whole state with the server's.
+                meta.id = .random()
+                meta.marker = marker
+            }
+            let stamps = loaded.records.values.map(\.stamp) + (loaded.archive + loaded.rejected).map(\.stamp)
+            meta.clock.last = stamps.map(\.reading).reduce(meta.clock.last, max)
+            if meta != loaded.meta {
+                try await files.commit(ReplicaFiles.Changes(meta: meta))
+            }
+            state.withLock { state in
+                state.meta = meta
+                state.clock = meta.clock
+                state.archive = loaded.archive
+                state.rejected = loaded.rejected
+                state.settle(loaded.records)
+                state.publish()
+            }
+            return meta
+        }
+    }
+
+    /// Commits `changes` in one durable write (unless `writing` is false: the meta then changes
+    /// in memory only), then makes them the replica's state in memory: the pending marks follow
+    /// the records, the status and conflict streams hear of it (`conflicts` are the newly
+    /// archived ones), and the stores whose value changed wake. `adjusting` runs in the same
+    /// lock, after the records were taken in.
+    func commit(
+        _ changes: ReplicaFiles.Changes,
+        announcing conflicts: [SyncConflict] = [],
+        writing: Bool = true,
+        adjusting: (_ state: inout ReplicaState) -> Void = { _ in }
+    ) async throws {
+        if writing {
+            try await files.commit(changes)
+        }
+        let signalled = state.withLock { state in
+            let signalled = state.changedValues(changes.records)
+            if let meta = changes.meta {
+                state.meta = meta
+                state.clock = meta.clock
+            }
+            if let archive = changes.archive {
+                state.archive = archive
+            }
+            if let rejected = changes.rejected {
+                state.rejected = rejected
+            }
+            state.settle(changes.records)
+            adjusting(&state)
+            state.publish(conflicts: conflicts)
+            return signalled
+        }
+        signal(signalled)
+    }
+
+    /// Wakes the stores' `changes()` of `keys`.
+    func signal(_ keys: [String]) {
+        guard !keys.isEmpty else { return }
+        let broadcasters = state.withLock { state in keys.compactMap { state.keyChanges[$0] } }
+        for broadcaster in broadcasters {
+            broadcaster.signalAll()
+        }
+    }
+
+    /// The broadcaster of `key`'s stores, made on first use.
+    func keyChanges(_ key: String) -> ChangeBroadcaster {
+        state.withLock { state in
+            if let broadcaster = state.keyChanges[key] {
+                return broadcaster
+            }
+            let broadcaster = ChangeBroadcaster()
+            state.keyChanges[key] = broadcaster
+            return broadcaster
+        }
+    }
+
+    /// Sets the phase and tells the status streams.
+    func enter(_ phase: SyncStatus.Phase) {
+        state.withLock { state in
+            guard state.phase != phase else { return }
+            state.phase = phase
+            state.publish()
+        }
+    }
+}
+
+extension ReplicaState {
+    /// The keys whose value (a removal is no value) differs between the records now and
+    /// `changed`.
+    func changedValues(_ changed: [String: LocalRecord?]) -> [String] {
+        changed.compactMap { key, record in
+            records[key]?.value == record?.value ? nil : key
+        }
+    }
+}
+
+extension SyncReplica {
+    /// A key's record as the replica holds it, its `version` `nil` while pending; for tests'
+    /// checks.
+    package func record(for key: String) -> SyncRecord? {
+        state.withLock { $0.records[key]?.record(key: key) }
+    }
+
+    /// Every key's record, as ``record(for:)``.
+    package var records: [String: SyncRecord] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.records.map { ($0.key, $0.value.record(key: $0.key)) })
+        }
+    }
+
+    /// The server version a pending key's change descends from, or a synced key's own: what a
+    /// test checks never goes back.
+    package func syncedVersion(of key: String) -> ServerVersion? {
+        state.withLock { state in
+            guard let record = state.records[key] else { return nil }
+            return record.isPending ? record.synced?.version : record.version
+        }
+    }
+}
+
+extension SyncReplica {
+    /// Whether the replica finished its first complete pull; for tests.
+    package var hasPulled: Bool {
+        state.withLock { $0.meta?.hasPulled ?? false }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Synchronization
+import ValueStore
+
+extension SyncReplica {
+    /// Syncs until cancelled: pushes when something is pending, pulls on every poke of the
+    /// remote, and on a slow timer while the remote's pokes are not alive.
+    ///
+    /// ```swift
+    /// let syncing = Task { try await replica.run() }
+    /// // …
+    /// syncing.cancel()
+    /// ```
+    ///
+    /// It syncs once as it starts. After a failure it waits, twice as long after each failure in
+    /// a row (``SyncOptions/retryDelay`` up to ``SyncOptions/maximumRetryDelay``), and tries
+    /// again; nothing pending is ever dropped, and ``SyncStatus/lastError`` shows the failure.
+    /// While nothing is pending and the pokes stream is alive, it makes no request at all.
+    ///
+    /// - Throws: The settings file's error when the replica cannot open its folder; otherwise it
+    ///   returns when its task is cancelled.
+    public func run() async throws {
+        try await open()
+        let (doorbell, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        state.withLock { state in
+            state.doorbell = continuation
+            state.pokesAlive = true
+            state.ring(push: true, pull: true)
+        }
+        defer {
+            state.withLock { state in
+                state.doorbell = nil
+                state.pokesAlive = false
+            }
+            continuation.finish()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in self.remote.pokes() {
+                    self.state.withLock { $0.ring(pull: true) }
+                }
+                self.state.withLock { state in
+                    state.pokesAlive = false
+                    state.ring(pull: true)
+                }
+            }
+            group.addTask {
+                while (try? await Task.sleep(for: self.options.pollInterval)) != nil {
+                    self.state.withLock { state in
+                        if !state.pokesAlive {
+                            state.ring(pull: true)
+                        }
+                    }
+                }
+            }
+            var failures = 0
+            for await _ in doorbell {
+                let wants = state.withLock { state in
+                    defer { state.wants = ReplicaState.Wants() }
+                    return state.wants
+                }
+                guard wants.push || wants.pull else { continue }
+                do {
+                    try await rounds.withLock {
+                        try await recordingErrors {
+                            try await syncRound(pulling: wants.pull)
+                        }
+                    }
+                    failures = 0
+                } catch {
+                    if Task.isCancelled { break }
+                    failures += 1
+                    enter(.backingOff)
+                    guard (try? await Task.sleep(for: retryDelay(after: failures))) != nil else { break }
+                    enter(.idle)
+                    state.withLock { $0.ring(push: wants.push, pull: wants.pull) }
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// The wait after `failures` failures in a row.
+    private func retryDelay(after failures: Int) -> Duration {
+        var delay = options.retryDelay
+        for _ in 1..<max(1, failures) where delay < options.maximumRetryDelay {
+            delay *= 2
+        }
+        return min(delay, options.maximumRetryDelay)
+    }
+
+    /// Waits until every change made before the call has been pushed and settled by a running
+    /// ``run()`` or a ``syncNow()``: acknowledged, or archived as a loser.
+    ///
+    /// ```swift
+    /// try await theme.save(.dark)
+    /// try await replica.waitUntilPushed()   // the server has it, or has archived it
+    /// ```
+    ///
+    /// It sends nothing itself. A key changed again meanwhile is waited for until a change of it
+    /// is acknowledged.
+    ///
+    /// - Throws: ``ValueStore/ValueStoreError/Code/rejected`` when the server refused one of
+    ///   those changes for good (see ``SyncStatus/rejectedChanges``); `CancellationError` when
+    ///   the task is cancelled first.
+    public func waitUntilPushed() async throws {
+        try await open()
+        // The first status comes at once; every change of the pending marks publishes another.
+        let updates = statusUpdates()
+        let (mark, firstRejection) = state.withLock { ($0.writes, $0.rejections.count) }
+        for await _ in updates {
+            let (done, rejected) = state.withLock { state in
+                (
+                    state.pendingSince.values.allSatisfy { $0 > mark },
+                    state.rejections.dropFirst(firstRejection).contains { $0 <= mark }
+                )
+            }
+            if rejected {
+                throw ValueStoreError(
+                    .rejected, store: label,
+                    reason: "the server refused a change made before the wait; see the status's rejected changes")
+            }
+            if done {
+                return
+            }
+        }
+        throw CancellationError()
+    }
+}

@@ -1,0 +1,365 @@
+import Foundation
+import Synchronization
+import ValueStore
+
+extension SyncReplica {
+    /// Pushes every pending change, then pulls to the server's head; first, when needed, pulls
+    /// the whole state (the first sync, or what a refusal asks for).
+    ///
+    /// ```swift
+    /// try await replica.syncNow()
+    /// ```
+    ///
+    /// A `.merge` change that meets another device's record is merged and pushed again in the
+    /// same call, if this process made the key's store. Changes that lost are archived, and the
+    /// replica's conflicts stream yields them.
+    ///
+    /// - Throws: The remote's error when the server cannot be reached; every change stays
+    ///   pending, and ``SyncStatus/lastError`` shows the error until a sync succeeds.
+    public func syncNow() async throws {
+        try await open()
+        try await rounds.withLock {
+            try await recordingErrors {
+                try await syncRound(pulling: true)
+            }
+        }
+    }
+
+    /// Runs `body`, then shows its error, or none, in the status.
+    func recordingErrors(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+            state.withLock { state in
+                state.lastError = nil
+                state.phase = .idle
+                state.publish()
+            }
+        } catch {
+            state.withLock { state in
+                state.lastError = error
+                state.phase = .idle
+                state.publish()
+            }
+            throw error
+        }
+    }
+
+    /// One sync: a whole-state pull when one is due, the pushes, and the pull to the head (if
+    /// `pulling`). A refusal makes it start again with the whole-state pull the refusal calls
+    /// for, a few times at most.
+    func syncRound(pulling: Bool) async throws {
+        var refusal = state.withLock { $0.meta?.resync }
+        for _ in 0..<8 {
+            let hasPulled = state.withLock { $0.meta?.hasPulled ?? false }
+            if !hasPulled || refusal != nil {
+                if let next = try await resync(answering: refusal) {
+                    refusal = next
+                    continue
+                }
+                refusal = nil
+            }
+            if let next = try await pushPending() {
+                refusal = next
+                continue
+            }
+            if pulling, let next = try await pullToHead() {
+                refusal = next
+                continue
+            }
+            return
+        }
+        throw ValueStoreError(
+            .unavailable, store: label,
+            reason: "the server kept refusing the replica's requests (last: \(refusal.map(\.rawValue) ?? "none"))")
+    }
+
+    // MARK: Pushing
+
+    /// Pushes the pending changes in batches until none is left that can go (a `.merge` change
+    /// waiting for its store stays), or a refusal, which it returns.
+    func pushPending() async throws -> SyncRefusal? {
+        var waiting: Set<String> = []
+        let batchSize = max(1, options.pushBatchSize)
+        let passes = state.withLock { $0.pendingSince.count } / batchSize + 8
+        for _ in 0..<passes {
+            let request = state.withLock { state -> SyncPushRequest? in
+                let changes = state.records
+                    .filter { $0.value.isPending && !waiting.contains($0.key) }
+                    .sorted { $0.key < $1.key }
+                    .prefix(batchSize)
+                    .map { $0.value.record(key: $0.key) }
+                guard !changes.isEmpty, let meta = state.meta else { return nil }
+                return SyncPushRequest(
+                    account: account.id, replica: meta.id, epoch: meta.epoch, seen: meta.seen, cursor: meta.cursor,
+                    changes: changes)
+            }
+            guard let request else { return nil }
+            enter(.pushing)
+            let response = try await remote.push(request)
+            let now = options.clock.milliseconds
+            if let refusal = response.refusal {
+                return refusal
+            }
+            guard response.outcomes.count == request.changes.count else {
+                throw ValueStoreError(
+                    .corrupted, store: remote.label,
+                    reason:
+                        "the server answered \(response.outcomes.count) outcomes to \(request.changes.count) changes")
+            }
+            try await exclusively {
+                try await settle(request.changes, response, now: now, waiting: &waiting)
+            }
+        }
+        return nil
+    }
+
+    /// Applies a push's outcomes to the records, in one commit.
+    private func settle(
+        _ sent: [SyncRecord],
+        _ response: SyncPushResponse,
+        now: Int64,
+        waiting: inout Set<String>
+    ) async throws {
+        var (meta, records, rejected, merges, archive) = state.withLock {
+            ($0.meta!, $0.records, $0.rejected, $0.merges, $0.archive)
+        }
+        meta.clock = state.withLock { state in
+            state.clock.observe(serverTime: response.serverTime, now: now)
+            return state.clock
+        }
+        var changed: [String: LocalRecord?] = [:]
+        var rebased: Set<String> = []
+        var newlyRejected: [SyncConflict] = []
+        var lost: [SyncConflict] = []
+        var tooFarAhead: [String] = []
+        var acknowledged: Set<ServerVersion> = []
+        for (change, outcome) in zip(sent, response.outcomes) {
+            let key = change.key
+            guard let local = records[key] else { continue }
+            let isThisChange = local.stamp == change.stamp
+            switch outcome {
+            case .accepted(let version):
+                meta.seen = max(meta.seen, version)
+                if change.stamp.replica == meta.id {
+                    // Its own stamp, now the server's. Another's (a copied change the server knew
+                    // already) may be a stamp its author made too far ahead and stamped again.
+                    meta.clock.observe(change.stamp)
+                }
+                acknowledged.insert(version)
+                var next = local
+                if isThisChange {
+                    next.version = version
+                    next.synced = nil
+                    next.isRestoring = false
+                } else if local.isPending {
+                    // A newer local change was made on this one: it is made on the server's record now.
+                    var acknowledged = change
+                    acknowledged.version = version
+                    next.base = change.identity
+                    next.synced = acknowledged
+                    if (next.latest?.version ?? .zero) <= version {
+                        next.latest = nil
+                    }
+                    rebased.insert(key)
+                }
+                changed[key] = next
+            case .overtaken(let current):
+                meta.seen = max(meta.seen, current.version ?? .zero)
+                meta.clock.observe(current.stamp)
+                if isThisChange {
+                    changed[key] = LocalRecord(synced: current)
+                } else if local.isPending {
+                    var next = local
+                    next.base = change.identity
+                    next.synced = change
+                    next.note(current)
+                    changed[key] = next
+                    rebased.insert(key)
+                }
+            case .lost(let current):
+                if let current {
+                    meta.seen = max(meta.seen, current.version ?? .zero)
+                    meta.clock.observe(current.stamp)
+                }
+                // The server archived it, and so does the replica, with its value, as the server did.
+                let conflict = SyncConflict(
+                    key: key, value: change.value, stamp: change.identity, cause: .lost, winner: current?.identity)
+                if !archive.contains(conflict) && !lost.contains(conflict) {
+                    lost.append(conflict)
+                }
+                if isThisChange {
+                    changed[key] = .some(current.map(LocalRecord.init(synced:)))
+                }
+            case .mergeNeeded(let current):
+                if let current {
+                    meta.seen = max(meta.seen, current.version ?? .zero)
+                    meta.clock.observe(current.stamp)
+                }
+                guard local.isPending, let merge = merges[key] else {
+                    waiting.insert(key)
+                    continue
+                }
+                let merged: Data?
+                do {
+                    merged = try merge(local.synced?.value, local.value, current?.value)
+                } catch {
+                    // A value this store cannot decode: the change waits, pending.
+                    waiting.insert(key)
+                    state.withLock { $0.lastError = error }
+                    continue
+                }
+                let stamp = meta.clock.stamp(now: now, replica: meta.id)
+                changed[key] = LocalRecord(
+                    value: merged, stamp: stamp, base: current?.identity, replaces: local.replacing(), policy: .merge,
+                    synced: current)
+            case .superseded:
+                // A later change of its author replaced it, then was removed and collected.
+                if isThisChange {
+                    changed[key] = .some(local.fallback)
+                }
+            case .tooFarAhead:
+                if isThisChange && local.isPending {
+                    tooFarAhead.append(key)
+                }
+            case .rejected(let reason):
+                if isThisChange && local.isPending {
+                    newlyRejected.append(
+                        SyncConflict(
+                            key: key, value: local.value, stamp: local.identity, cause: .rejected, reason: reason)
+                    )
+                    changed[key] = .some(local.fallback)
+                }
+            }
+        }
+        if !tooFarAhead.isEmpty {
+            // The server's time taught the clock its offset: stamp again every pending change of
+            // this replica stamped after the server's time (the refused ones, and those not
+            // pushed yet), after everything seen but not after the refused stamps.
+            for (key, record) in changed {
+                records[key] = record
+            }
+            let restamped = Set(tooFarAhead.filter { records[$0]!.identity.replica == meta.id }).union(
+                records.filter {
+                    $0.value.isPending && $0.value.identity.replica == meta.id
+                        && $0.value.stamp.milliseconds > response.serverTime
+                }.keys)
+            let kept = records.values.filter { $0.isPending && $0.stamp.replica == meta.id }.map(\.stamp)
+                .filter { $0.milliseconds <= response.serverTime }
+            meta.clock.goBack(keeping: kept)
+            for key in restamped.sorted() {
+                var next = records[key]!
+                next.origin = next.identity
+                next.stamp = meta.clock.stamp(now: now, replica: meta.id)
+                changed[key] = next
+            }
+            // A change copied with this folder from another replica cannot be stamped again: its
+            // author may have made later changes on it, which a new stamp would come after. It
+            // is archived, with its value.
+            for key in tooFarAhead where !restamped.contains(key) {
+                let copied = records[key]!
+                let conflict = SyncConflict(
+                    key: key, value: copied.value, stamp: copied.identity, cause: .lost,
+                    reason: "a change copied from another replica's folder, stamped too far in the server's future")
+                if !archive.contains(conflict) && !lost.contains(conflict) {
+                    lost.append(conflict)
+                }
+                changed[key] = .some(copied.fallback)
+            }
+        }
+        // Versions right after the cursor that are this push's own writes need no pull.
+        while acknowledged.contains(meta.cursor.next) {
+            meta.cursor = meta.cursor.next
+        }
+        rejected += newlyRejected
+        archive += lost
+        let rejections = state.withLock { state in newlyRejected.map { state.pendingSince[$0.key] ?? 0 } }
+        try await commit(
+            ReplicaFiles.Changes(
+                meta: meta, records: changed, archive: lost.isEmpty ? nil : archive,
+                rejected: newlyRejected.isEmpty ? nil : rejected),
+            announcing: lost
+        ) { state in
+            state.rejections += rejections
+            for key in rebased where state.records[key]?.isPending == true {
+                state.pendingSince[key] = state.lastWrite[key] ?? 0
+            }
+        }
+    }
+
+    // MARK: Pulling
+
+    /// Pulls pages from the cursor until the head, applying each in one commit; returns a
+    /// refusal if the server answers one.
+    func pullToHead() async throws -> SyncRefusal? {
+        while true {
+            let request = state.withLock { state in
+                let meta = state.meta!
+                return SyncPullRequest(
+                    account: account.id, replica: meta.id, epoch: meta.epoch, cursor: meta.cursor, seen: meta.seen,
+                    limit: max(1, options.pullPageSize), isResync: false)
+            }
+            enter(.pulling)
+            let page = try await remote.pull(request)
+            let now = options.clock.milliseconds
+            if let refusal = page.refusal {
+                return refusal
+            }
+            try await exclusively {
+                try await apply(page, now: now)
+            }
+            if page.isComplete || page.cursor <= request.cursor {
+                return nil
+            }
+        }
+    }
+
+    /// Applies a pulled page in one commit: records that are newer than the replica's (a pending
+    /// change stays, unless this is its acknowledgement), the replica's archived changes, the
+    /// cursor; and forgets the removals below the server's horizon.
+    private func apply(_ page: SyncPullResponse, now: Int64) async throws {
+        var (meta, records, archive) = state.withLock { ($0.meta!, $0.records, $0.archive) }
+        meta.clock = state.withLock { state in
+            state.clock.observe(serverTime: page.serverTime, now: now)
+            return state.clock
+        }
+        var changed: [String: LocalRecord?] = [:]
+        for record in page.records {
+            meta.clock.observe(record.stamp)
+            guard let local = records[record.key] else {
+                changed[record.key] = LocalRecord(synced: record)
+                continue
+            }
+            if local.isPending {
+                // Its acknowledgement, or a record made on it: the change is settled. Otherwise the
+                // change stays, and the record is kept in case the change is dropped.
+                if local.identity == record.identity || record.isMade(on: local.identity) {
+                    changed[record.key] = LocalRecord(synced: record)
+                } else {
+                    var next = local
+                    next.note(record)
+                    changed[record.key] = next
+                }
+            } else if (record.version ?? .zero) > (local.version ?? .zero) {
+                changed[record.key] = LocalRecord(synced: record)
+            }
+        }
+        for (key, record) in records where record.value == nil && !record.isPending && changed[key] == nil {
+            if (record.version ?? .zero) <= page.horizon {
+                changed[key] = .some(nil)
+            }
+        }
+        let added = page.conflicts.filter { conflict in
+            !archive.contains { $0.key == conflict.key && $0.stamp == conflict.stamp }
+        }
+        archive += added
+        let before = meta
+        meta.cursor = page.cursor
+        meta.seen = max(meta.seen, page.cursor)
+        // A page that brings nothing commits nothing: the clock alone is not worth a write (on
+        // opening, it starts after every stamp in the file anyway).
+        try await commit(
+            ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive),
+            announcing: added,
+            writing: !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen)
+    }
+}

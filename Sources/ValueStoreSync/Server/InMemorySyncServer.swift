@@ -1,0 +1,286 @@
+import Foundation
+import Synchronization
+import ValueStore
+
+/// The reference sync server, in memory: for tests, previews and demos, and the model the
+/// PostgreSQL server follows decision for decision.
+///
+/// ```swift
+/// let server = InMemorySyncServer()
+/// let account = SyncAccount(id: "user-42")
+/// let replica = try SyncReplica(
+///     directory: syncFolder, account: account, remote: server.remote(for: account), options: SyncOptions())
+/// ```
+///
+/// It keeps, per account, what every sync server keeps: the account's epoch, head and horizon;
+/// each key's record; each (replica, key)'s last settled change, so a repeated push has its
+/// effect once; each replica's progress; and an archive of every change that lost, until it is
+/// resolved. Every push and pull runs under one lock, as one transaction. Its remote signals
+/// ``SyncRemote/pokes`` after every push that wrote to the account.
+public final class InMemorySyncServer: Sendable {
+    private let accounts = Mutex<[String: SyncAccountState]>([:])
+    private let broadcasters = Mutex<[String: ChangeBroadcaster]>([:])
+    private let clock: SyncClock
+    private let maximumClockAhead: Int64
+
+    /// A server with no accounts yet.
+    ///
+    /// ```swift
+    /// let server = InMemorySyncServer()
+    /// let strict = InMemorySyncServer(maximumClockAhead: .seconds(5))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - maximumClockAhead: How far in the server's future a change's stamp may be before the
+    ///     push is answered ``SyncPushResponse/Outcome/tooFarAhead``; a minute by default.
+    ///   - clock: The server's clock.
+    public init(maximumClockAhead: Duration = .seconds(60), clock: SyncClock = .system) {
+        self.clock = clock
+        let (seconds, attoseconds) = maximumClockAhead.components
+        self.maximumClockAhead = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// The remote through which replicas of `account` talk to this server.
+    ///
+    /// ```swift
+    /// let remote = server.remote(for: SyncAccount(id: "user-42"))
+    /// ```
+    ///
+    /// - Parameter account: The account.
+    /// - Returns: A remote whose requests must name `account`; its pokes signal every push that
+    ///   wrote to the account, and each new epoch.
+    public func remote(for account: SyncAccount) -> SyncRemote {
+        SyncRemote(
+            label: "in-memory sync server, account '\(account.id)'",
+            push: { request in
+                try Self.check(request.account, is: account)
+                return self.push(request)
+            },
+            pull: { request in
+                try Self.check(request.account, is: account)
+                return self.pull(request)
+            },
+            pokes: { self.broadcaster(for: account.id).signals() }
+        )
+    }
+
+    /// The changes of `account` that lost and are archived, oldest first.
+    ///
+    /// ```swift
+    /// let lost = try await server.archivedConflicts(for: account)
+    /// ```
+    ///
+    /// - Parameter account: The account.
+    /// - Returns: The archived losers, until resolved.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
+    public func archivedConflicts(for account: SyncAccount) async throws -> [SyncConflict] {
+        accounts.withLock { $0[account.id]?.archive.map(\.conflict) ?? [] }
+    }
+
+    /// Removes a loser from the server's archive of `account`.
+    ///
+    /// ```swift
+    /// for conflict in try await server.archivedConflicts(for: account) {
+    ///     try await server.resolve(conflict, for: account)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - conflict: An entry of ``archivedConflicts(for:)``.
+    ///   - account: The account.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
+    public func resolve(_ conflict: SyncConflict, for account: SyncAccount) async throws {
+        accounts.withLock { accounts in
+            accounts[account.id]?.archive.removeAll { $0.conflict == conflict }
+        }
+    }
+
+    /// Starts a new epoch for `account`: a deliberate reset, after which every replica takes the
+    /// server's records as they are, archives its own differences (pending changes included) and
+    /// pushes nothing it held before.
+    ///
+    /// ```swift
+    /// try await server.startNewEpoch(for: account)
+    /// ```
+    ///
+    /// The records, the head and the archive stay; what the server knew of each replica and of
+    /// their changes goes, since no replica will push those again.
+    ///
+    /// - Parameter account: The account.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
+    public func startNewEpoch(for account: SyncAccount) async throws {
+        accounts.withLock { accounts in
+            var state =
+                accounts[account.id] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+            state.row.epoch = UUID()
+            state.progress = [:]
+            state.idempotency = [:]
+            accounts[account.id] = state
+        }
+        broadcaster(for: account.id).signalAll()
+    }
+
+    /// Collects the removals that every replica has pulled and that are older than `age`, in
+    /// every account, and raises each account's horizon past them.
+    ///
+    /// ```swift
+    /// try await server.collectTombstones(olderThan: .seconds(30 * 86_400))
+    /// ```
+    ///
+    /// A replica whose cursor is below the horizon (one the server did not know when it
+    /// collected, such as a copied directory) is answered ``SyncRefusal/resyncNeeded`` and pulls
+    /// the whole state before it pushes.
+    ///
+    /// - Parameter age: How old a removal's stamp must be, by the server's clock.
+    /// - Throws: Nothing, in memory; a server with storage throws its failures.
+    public func collectTombstones(olderThan age: Duration) async throws {
+        let cutoff = clock.milliseconds - age.components.seconds * 1_000
+        accounts.withLock { accounts in
+            for (id, var state) in accounts {
+                let lowest = state.progress.values.map(\.cursor).min()
+                for (key, record) in state.records
+                where SyncServerRules.isCollectable(record.record, lowestCursor: lowest, olderThan: cutoff) {
+                    state.records[key] = nil
+                    state.row.horizon = max(state.row.horizon, record.version)
+                }
+                accounts[id] = state
+            }
+        }
+    }
+
+    // MARK: Test hooks
+
+    /// Everything the server holds, for a test that restores it later (a restore from a backup).
+    package struct Snapshot: Sendable {
+        fileprivate let accounts: [String: SyncAccountState]
+    }
+
+    /// Takes a snapshot of every account, as a backup would.
+    package func snapshot() -> Snapshot {
+        Snapshot(accounts: accounts.withLock { $0 })
+    }
+
+    /// Puts back what `snapshot` held, as a restore from a backup does: same epochs, histories
+    /// behind what the replicas saw.
+    package func restore(_ snapshot: Snapshot) {
+        let ids = accounts.withLock { accounts in
+            accounts = snapshot.accounts
+            return Array(accounts.keys)
+        }
+        for id in ids {
+            broadcaster(for: id).signalAll()
+        }
+    }
+
+    /// The state of one account, for a test's checks.
+    package func state(of account: SyncAccount) -> SyncAccountState? {
+        accounts.withLock { $0[account.id] }
+    }
+
+    // MARK: Requests
+
+    /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction.
+    func push(_ request: SyncPushRequest) -> SyncPushResponse {
+        let now = clock.milliseconds
+        let (response, wrote) = accounts.withLock { accounts in
+            var state =
+                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+            defer { accounts[request.account] = state }
+            if let refusal = SyncServerRules.refusal(
+                account: state.row, epoch: request.epoch, seen: request.seen,
+                progress: state.progress[request.replica], cursor: request.cursor, isPush: true, isResync: false)
+            {
+                return (
+                    SyncPushResponse(epoch: state.row.epoch, serverTime: now, refusal: refusal, outcomes: []), false
+                )
+            }
+            var outcomes: [SyncPushResponse.Outcome] = []
+            var wrote = false
+            for change in request.changes {
+                let entryKey = SyncReplicaKey(replica: change.stamp.replica, key: change.key)
+                let decision = SyncServerRules.decide(
+                    change, from: request.replica, current: state.records[change.key],
+                    entry: state.idempotency[entryKey], version: state.row.head.next, serverTime: now,
+                    maximumClockAhead: maximumClockAhead)
+                if SyncServerRules.bumpsHead(decision) {
+                    state.row.head = state.row.head.next
+                }
+                if let write = decision.write {
+                    state.records[change.key] = write
+                    wrote = true
+                }
+                if let archive = decision.archive {
+                    state.archive.append(archive)
+                }
+                if let entry = decision.idempotency {
+                    state.idempotency[entryKey] = entry
+                }
+                outcomes.append(decision.outcome)
+            }
+            state.progress[request.replica] = SyncServerRules.progress(
+                state.progress[request.replica], cursor: request.cursor,
+                given: SyncServerRules.versions(in: outcomes))
+            return (SyncPushResponse(epoch: state.row.epoch, serverTime: now, refusal: nil, outcomes: outcomes), wrote)
+        }
+        if wrote {
+            broadcaster(for: request.account).signalAll()
+        }
+        return response
+    }
+
+    /// Answers a pull with a page of records after the cursor, by version.
+    func pull(_ request: SyncPullRequest) -> SyncPullResponse {
+        let now = clock.milliseconds
+        return accounts.withLock { accounts in
+            var state =
+                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+            defer { accounts[request.account] = state }
+            let row = state.row
+            if let refusal = SyncServerRules.refusal(
+                account: row, epoch: request.epoch, seen: request.seen, progress: state.progress[request.replica],
+                cursor: request.cursor, isPush: false, isResync: request.isResync)
+            {
+                return SyncPullResponse(
+                    epoch: row.epoch, serverTime: now, refusal: refusal, records: [], conflicts: [],
+                    cursor: request.cursor, head: row.head, horizon: row.horizon, isComplete: false)
+            }
+            let limit = max(1, request.limit)
+            let records = state.records.values.map(\.record)
+                .filter { ($0.version ?? .zero) > request.cursor }
+                .sorted { ($0.version ?? .zero) < ($1.version ?? .zero) }
+                .prefix(limit)
+            let (cursor, isComplete) = SyncServerRules.page(of: Array(records), limit: limit, head: row.head)
+            let archivedAfter = request.archivedAfter ?? request.cursor
+            let conflicts = state.archive
+                .filter {
+                    $0.isPulled && $0.writer == request.replica && $0.version > archivedAfter && $0.version <= cursor
+                }
+                .map(\.conflict)
+            state.progress[request.replica] = SyncServerRules.progress(
+                state.progress[request.replica], cursor: request.cursor,
+                given: [cursor] + records.compactMap(\.version))
+            return SyncPullResponse(
+                epoch: row.epoch, serverTime: now, refusal: nil, records: Array(records), conflicts: conflicts,
+                cursor: cursor, head: row.head, horizon: row.horizon, isComplete: isComplete)
+        }
+    }
+
+    private func broadcaster(for account: String) -> ChangeBroadcaster {
+        broadcasters.withLock { broadcasters in
+            if let broadcaster = broadcasters[account] {
+                return broadcaster
+            }
+            let broadcaster = ChangeBroadcaster()
+            broadcasters[account] = broadcaster
+            return broadcaster
+        }
+    }
+
+    private static func check(_ requested: String, is account: SyncAccount) throws {
+        guard requested == account.id else {
+            throw ValueStoreError(
+                .invalidConfiguration, store: "in-memory sync server",
+                reason: "a request for account '\(requested)' came through the remote of account '\(account.id)'")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+public import Foundation
+
+/// The server's answer to a ``SyncPushRequest``: one outcome per change, in order, or a refusal of
+/// the whole request.
+///
+/// ```swift
+/// let response = try await remote.push(request)
+/// for (change, outcome) in zip(request.changes, response.outcomes) {
+///     if case .accepted(let version) = outcome { print("\(change.key) is at \(version)") }
+/// }
+/// ```
+public struct SyncPushResponse: Hashable, Sendable, Codable {
+    /// What became of one change.
+    ///
+    /// ```swift
+    /// switch outcome {
+    /// case .accepted(let version): print("stored at \(version)")
+    /// case .lost(let winner): print("archived; the server keeps \(String(describing: winner))")
+    /// default: break
+    /// }
+    /// ```
+    public enum Outcome: Hashable, Sendable, Codable {
+        /// The change is the server's record of its key, at this version.
+        case accepted(ServerVersion)
+        /// The change is settled, and this record holds it: the change was accepted before (this
+        /// is a repeat) and a later record replaced it, or the record was made on it. Nothing
+        /// was archived.
+        case overtaken(SyncRecord)
+        /// The change did not apply: it lost to the server's record, given here (`nil`: the key
+        /// has none). The server archived it; the replica archives it too, and takes the record.
+        case lost(SyncRecord?)
+        /// A ``SyncRecord/Policy/merge`` change was not made on the server's record, given here
+        /// (`nil`: none): merge with it and push the result. Nothing was archived.
+        case mergeNeeded(SyncRecord?)
+        /// The change's author already sent a later change to this key, and the key has no
+        /// record now (its removal was collected): nothing happened.
+        case superseded
+        /// The change's stamp is too far in the server's future: stamp it again after
+        /// ``SyncPushResponse/serverTime`` and push again. Nothing happened.
+        case tooFarAhead
+        /// The server will never apply the change, for this reason (a copied replica that reused
+        /// a stamp with other content). Nothing happened.
+        case rejected(String)
+    }
+
+    /// The account's epoch.
+    ///
+    /// ```swift
+    /// let epoch = response.epoch
+    /// ```
+    public var epoch: UUID
+    /// The server's clock, in milliseconds since 1970, when it answered.
+    ///
+    /// ```swift
+    /// let offset = response.serverTime - Int64(Date().timeIntervalSince1970 * 1_000)
+    /// ```
+    public var serverTime: Int64
+    /// Why the whole request was refused; `nil` when its changes were settled.
+    ///
+    /// ```swift
+    /// if response.refusal == .restored { print("the server lost history") }
+    /// ```
+    public var refusal: SyncRefusal?
+    /// One outcome per change, in the request's order; empty when refused.
+    ///
+    /// ```swift
+    /// let applied = response.outcomes.filter { if case .accepted = $0 { true } else { false } }.count
+    /// ```
+    public var outcomes: [Outcome]
+
+    /// A response from its parts.
+    ///
+    /// ```swift
+    /// let response = SyncPushResponse(epoch: epoch, serverTime: now, refusal: nil, outcomes: [.accepted(version)])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - epoch: The account's epoch.
+    ///   - serverTime: The server's clock, in milliseconds since 1970.
+    ///   - refusal: Why the whole request was refused, if it was.
+    ///   - outcomes: One outcome per change.
+    public init(epoch: UUID, serverTime: Int64, refusal: SyncRefusal?, outcomes: [Outcome]) {
+        self.epoch = epoch
+        self.serverTime = serverTime
+        self.refusal = refusal
+        self.outcomes = outcomes
+    }
+}
