@@ -199,6 +199,9 @@ public struct PostgresSyncTable: Sendable {
     /// ```
     ///
     /// - Parameter age: How old a removal's stamp must be, by the server's clock.
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/unavailable`` when the server cannot be
+    ///   reached; ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` when the connection was lost
+    ///   after the statement was sent.
     public func collectTombstones(olderThan age: Duration) async throws {
         let milliseconds = age.components.seconds * 1_000 + age.components.attoseconds / 1_000_000_000_000_000
         let statement: PostgresQuery = """
@@ -231,6 +234,9 @@ public struct PostgresSyncTable: Sendable {
     /// ```
     ///
     /// - Parameter account: The account to reset.
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/unavailable`` when the server cannot be
+    ///   reached; ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` when the connection was lost
+    ///   after the statement was sent.
     public func startNewEpoch(for account: SyncAccount) async throws {
         let id = account.id
         try await transaction(step: .write) { connection in
@@ -254,6 +260,8 @@ public struct PostgresSyncTable: Sendable {
     ///
     /// - Parameter account: The account.
     /// - Returns: The archived conflicts, each with the loser's bytes.
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/unavailable`` when the server cannot be
+    ///   reached; ``/ValueStore/ValueStoreError/Code/corrupted`` for a row another program wrote.
     public func archivedConflicts(for account: SyncAccount) async throws -> [SyncConflict] {
         try await archivedEntries(for: account).map(\.entry.conflict)
     }
@@ -269,6 +277,9 @@ public struct PostgresSyncTable: Sendable {
     /// - Parameters:
     ///   - conflict: One of ``archivedConflicts(for:)``.
     ///   - account: Its account.
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/unavailable`` when the server cannot be
+    ///   reached; ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` when the connection was lost
+    ///   after the statement was sent.
     public func resolve(_ conflict: SyncConflict, for account: SyncAccount) async throws {
         let ids = try await archivedEntries(for: account).filter { $0.entry.conflict == conflict }.map(\.id)
         guard !ids.isEmpty else { return }
