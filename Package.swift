@@ -162,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "ValueStorePostgresDemo",
             dependencies: [
-                "ValueStore",
+                "ValueStore", "ValueStoreSync",
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 // Its live flag, read through a ConfigReader in a second process, with `Configuration`.

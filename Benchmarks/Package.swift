@@ -138,6 +138,19 @@ if withPostgres {
             ],
             path: "Latency/PostgresConfigLatency"
         ),
+        // A synced change's delivery to another device through PostgresSyncTable, beside the
+        // PostgreSQL store's own cross-process delivery, by clock.
+        .executableTarget(
+            name: "PostgresSyncLatency",
+            dependencies: [
+                .product(name: "ValueStore", package: library),
+                .product(name: "ValueStorePostgres", package: library),
+                .product(name: "ValueStoreSync", package: library),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "LatencySupport", "PostgresLatencySupport",
+            ],
+            path: "Latency/PostgresSyncLatency"
+        ),
     ]
     package.dependencies.append(.package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"))
 }

@@ -7,6 +7,10 @@
 // "other machine"), which saves the greeting and counts a visit three times with `update`. This
 // process prints each change as the notification brings it, then the count both agree on.
 //
+// Then the two processes are two devices of one user, syncing through a `PostgresSyncTable`:
+// each keeps its values in a folder of its own, the other device changes the theme and pushes,
+// and this device, poked through PostgreSQL, pulls it.
+//
 // With the Configuration trait too, this process also reads a feature flag through a
 // swift-configuration `ConfigReader` over the table, and the other machine flips it:
 //
@@ -18,6 +22,7 @@ import Foundation
 import PostgresNIO
 import ValueStore
 import ValueStorePostgres
+import ValueStoreSync
 #if Configuration
 import Configuration
 import ValueStoreConfiguration
@@ -54,6 +59,13 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     let table = try PostgresValueTable(client: client, name: "demo_values")
     let greeting = table.store("greeting", as: String.self)
     let visits = table.store("visits", as: Int.self).default(0)
+    // One user's devices: each process is one, with its own folder.
+    let sync = try PostgresSyncTable(client: client, name: "demo_sync")
+    let account = SyncAccount(id: "demo-user")
+    let folder = FileManager.default.temporaryDirectory.appending(path: "valuestore-demo-device-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let device = try SyncReplica(directory: folder, account: account, remote: sync.remote(for: account))
+    let theme = device.store("theme", as: String.self)
 
     if isOtherMachine {
         try await greeting.save("Hello from the \(me)")
@@ -65,10 +77,20 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         try await table.dataStore("flags").save(Data(#"{"checkout": {"enabled": true}}"#.utf8))
         say("  \(me): flipped checkout.enabled to true")
         #endif
+        try await device.syncNow()
+        try await theme.save("dark")  // durable on this device at once
+        try await device.syncNow()  // pushed: the other device is poked
+        say("  \(me)'s device set the theme to dark and pushed it")
         return
     }
 
     try await table.createIfNeeded()
+    try await sync.createIfNeeded()
+    try await sync.startNewEpoch(for: account)  // the demo's account starts afresh each run
+    try await device.syncNow()
+    group.addTask { try await device.run() }  // pushes and pulls, poked through PostgreSQL
+    var themes = theme.changes().makeAsyncIterator()
+    _ = await themes.next()  // no theme yet on this device
     try await greeting.remove()
     try await visits.remove()
     try await table.dataStore("flags").remove()
@@ -107,6 +129,12 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     }
     other.waitUntilExit()
     say("\(me) loads visits: \(try await visits.load())")
+    while let state = await themes.next() {
+        if case .value(let value) = state {
+            say("\(me)'s device synced the theme the other device set: \(value)")
+            break
+        }
+    }
     #if Configuration
     try await flagFlipped.value
     #endif
