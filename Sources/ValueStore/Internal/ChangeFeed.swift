@@ -76,10 +76,11 @@ package final class ChangeFeed: Sendable {
             }
             return state.health.isFollowing
         }
+        // The new epoch first: a cache that sees no feed doubting must also see the epoch move.
+        Self.epochs.add(1, ordering: .releasing)
         if !wasFollowing {
             Self.notFollowing.subtract(1, ordering: .releasing)
         }
-        Self.epochs.add(1, ordering: .releasing)
     }
 
     /// Signals may be missed from now on.

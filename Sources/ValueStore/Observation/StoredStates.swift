@@ -100,15 +100,17 @@ public struct StoredStates<Value>: AsyncSequence, Sendable {
                 var retrying = false
                 if !started {
                     started = true
-                } else if wakeups != nil {
-                    guard let wakeup = await wakeups?.next(isolation: #isolation) else { return nil }
-                    retrying = wakeup == .retry
+                } else if let retries, wakeups != nil {
+                    guard await wakeups?.next(isolation: #isolation) != nil else { return nil }
+                    retrying = !retries.tookSignal()
                 } else {
                     guard await signals.next(isolation: #isolation) != nil else { return nil }
                 }
                 if Task.isCancelled { return nil }
                 let load = load
                 var state = await StoredState { try await load() }
+                // A consumer cancelled during the load gets no state made of its cancellation.
+                if Task.isCancelled { return nil }
                 if let failure = feeds.failure {
                     state = .failed(failure)
                 }

@@ -22,14 +22,24 @@ final class StoredStatesRetries: Sendable {
     private let continuation: AsyncStream<Wakeup>.Continuation
     private let forwarding: Task<Void, Never>
     private let state = Mutex(State())
+    /// Whether a signal came since the iterator last woke: the wake-up buffer keeps one element,
+    /// so a retry may replace a signal there, but the signal still counts.
+    private let signalled = Flag()
+
+    /// A flag the forwarding task sets, apart from this object so the task does not keep it.
+    private final class Flag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
 
     /// Starts reading `signals`, which nothing else reads from now on.
     init(signals: AsyncStream<Void>) {
         let (wakeups, continuation) = AsyncStream<Wakeup>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.wakeups = wakeups
         self.continuation = continuation
+        let signalled = signalled
         forwarding = Task {
             for await _ in signals {
+                signalled.value.store(true, ordering: .releasing)
                 continuation.yield(.signal)
             }
             continuation.finish()
@@ -40,6 +50,12 @@ final class StoredStatesRetries: Sendable {
         forwarding.cancel()
         state.withLock { $0.timer?.cancel() }
         continuation.finish()
+    }
+
+    /// Whether a signal came since the last call: the wake-up was a signal's, whatever the
+    /// buffer held.
+    func tookSignal() -> Bool {
+        signalled.value.exchange(false, ordering: .acquiringAndReleasing)
     }
 
     /// A load failed: a retry comes after the current delay, which doubles.

@@ -25,8 +25,9 @@ final class PostgresChanges: Sendable {
 
     private struct State {
         var listeners: [Target: PostgresListener] = [:]
-        /// How many connections each client's listeners hold or are waiting for.
-        var holding: [ObjectIdentifier: Int] = [:]
+        /// How many connections each client's listeners hold or are waiting for, by table: a
+        /// listener replacing one that is still winding down does not count it.
+        var holding: [ObjectIdentifier: [Target: Int]] = [:]
     }
 
     private let state = Mutex(State())
@@ -97,25 +98,30 @@ final class PostgresChanges: Sendable {
     func reserveConnection(for listener: PostgresListener) -> String? {
         let maximum = PostgresPool.maximumConnections(of: listener.client)
         let client = ObjectIdentifier(listener.client)
+        let target = Target(client: client, table: listener.table)
         return state.withLock { state in
-            let holding = state.holding[client, default: 0]
-            if let maximum, holding + 1 >= maximum {
+            let others = state.holding[client, default: [:]].filter { $0.key != target }.values.reduce(0, +)
+            if let maximum, others + 1 >= maximum {
                 return
                     "the PostgresClient's pool has maximumConnections \(maximum), and listening never takes its last "
-                    + "connection (\(holding) held by listeners of other tables): raise maximumConnections or "
+                    + "connection (\(others) held by listeners of other tables): raise maximumConnections or "
                     + "observe fewer tables"
             }
-            state.holding[client] = holding + 1
+            state.holding[client, default: [:]][target, default: 0] += 1
             return nil
         }
     }
 
     /// Gives back the connection ``reserveConnection(for:)`` reserved.
     func releaseConnection(of listener: PostgresListener) {
+        let client = ObjectIdentifier(listener.client)
+        let target = Target(client: client, table: listener.table)
         state.withLock { state in
-            let client = ObjectIdentifier(listener.client)
-            let holding = state.holding[client, default: 1] - 1
-            state.holding[client] = holding == 0 ? nil : holding
+            let holding = state.holding[client, default: [:]][target, default: 1] - 1
+            state.holding[client, default: [:]][target] = holding == 0 ? nil : holding
+            if state.holding[client]?.isEmpty == true {
+                state.holding[client] = nil
+            }
         }
     }
 
@@ -151,7 +157,7 @@ final class PostgresChanges: Sendable {
 
     /// How many connections `client`'s listeners hold or wait for, each one table's.
     func listenerCount(client: PostgresClient) -> Int {
-        state.withLock { $0.holding[ObjectIdentifier(client)] ?? 0 }
+        state.withLock { $0.holding[ObjectIdentifier(client)]?.values.reduce(0, +) ?? 0 }
     }
 
     /// Whether the listener of `table` listens now, its heartbeat unanswered by nothing; tests
@@ -160,6 +166,11 @@ final class PostgresChanges: Sendable {
         let listener = state.withLock { $0.listeners[Target(client: ObjectIdentifier(client), table: table)] }
         guard case .following = listener?.feed.health else { return false }
         return true
+    }
+
+    /// The health of the listener of `table`, while one is wanted.
+    func feed(client: PostgresClient, table: PostgresTableName) -> ChangeFeed? {
+        state.withLock { $0.listeners[Target(client: ObjectIdentifier(client), table: table)]?.feed }
     }
 
     /// How many times the listener of `table` started listening; tests wait on it.

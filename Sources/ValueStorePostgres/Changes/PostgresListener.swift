@@ -112,7 +112,7 @@ final class PostgresListener: Sendable {
     }
 
     private func listenOnce() async -> Ending {
-        let listened = ListeningStarted()
+        let listened = Flag()
         do {
             try await client.withConnection { connection in
                 PostgresReachability.shared.reached(client)
@@ -120,7 +120,7 @@ final class PostgresListener: Sendable {
                 let watchdog = close(connection, unless: listened, within: heartbeat * 2)
                 defer { watchdog.cancel() }
                 try await connection.listen(on: table.channel) { notifications in
-                    listened.value.store(true, ordering: .releasing)
+                    listened.set()
                     try await follow(notifications, on: connection)
                 }
             }
@@ -144,39 +144,31 @@ final class PostgresListener: Sendable {
                     "the server is a standby, which refuses LISTEN (\(message)); point the client at the primary")
             }
             if state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" {
-                return listened.value.load(ordering: .acquiring) ? .listened : .lost
+                return listened.isSet ? .listened : .lost
             }
             return .cannotListen("the server refused LISTEN: \(message) (SQLSTATE \(state))")
         } catch {
-            return listened.value.load(ordering: .acquiring) ? .listened : .lost
+            return listened.isSet ? .listened : .lost
         }
     }
 
-    /// Closes `connection` unless it starts listening within `bound`; cancel the task once it
-    /// did.
+    /// Closes `connection` unless `done` is set within `bound` (it listens, its statement
+    /// ended): a connection that went silent would keep its caller waiting until TCP gives up.
     private func close(
         _ connection: PostgresConnection,
-        unless listened: ListeningStarted,
+        unless done: Flag,
         within bound: Duration
     ) -> Task<Void, Never> {
         Task {
-            try? await Task.sleep(for: bound)
-            if !Task.isCancelled, !listened.value.load(ordering: .acquiring) {
-                try? await connection.close()
-            }
+            guard (try? await Task.sleep(for: bound)) != nil, !done.isSet else { return }
+            try? await connection.close()
         }
-    }
-
-    /// Whether a connection started listening.
-    final class ListeningStarted: Sendable {
-        let value = Atomic<Bool>(false)
     }
 
     /// Follows the notifications of a connection that listens, and proves it alive, until
     /// either fails.
     private func follow(_ notifications: PostgresNotificationSequence, on connection: PostgresConnection) async throws {
         listens.add(1, ordering: .relaxed)
-        report(.following)
         let heard = HeardNotifications()
         do {
             try await followAndProve(notifications, on: connection, heard: heard)
@@ -216,47 +208,58 @@ final class PostgresListener: Sendable {
         }
     }
 
-    /// Each time nothing was heard for ``heartbeat``, proves the listening connection alive, and
-    /// that it hears other sessions' notifications: a query through it must come back within
-    /// ``heartbeat`` (else it is dead), and a notification sent from another of the client's
-    /// connections must arrive on it within ``heartbeat`` of being sent (else notifications are
-    /// lost on the way, as a transaction-mode pooler loses them). A notification the listening
-    /// session sent itself would not do: a pooler that runs it on the same server session
-    /// delivers it, and loses the others'.
+    /// Proves the listening connection once before it vouches for anything (a transaction-mode
+    /// pooler accepts `LISTEN`, then loses the notifications), then again each time nothing was
+    /// heard for ``heartbeat``.
     private func proveAlive(_ connection: PostgresConnection, heard: HeardNotifications) async throws {
-        let roundTrip: PostgresQuery = "SELECT 1"
-        var beat: UInt64 = 0
+        var beat: UInt64 = 1
+        try await prove(connection, heard: heard, beat: beat)
+        report(.following)
         while true {
             let before = heard.count
             try await Task.sleep(for: self.heartbeat)
             guard heard.count == before else { continue }
             beat += 1
-            let answered = Flag()
-            let asking = Task {
-                for try await _ in try await connection.query(roundTrip, logger: PostgresValueTable.logger) {}
-                answered.set()
-            }
-            let sending = send(beat: beat)
-            let cameBack = await heard.wait(forBeat: beat, within: self.heartbeat)
-            guard !Task.isCancelled else {
-                asking.cancel()
-                sending.cancel()
-                throw CancellationError()
-            }
-            if cameBack { continue }
-            guard answered.isSet else { throw HeartbeatFailure.silent }
-            // The connection answers; did the notification leave in time to be heard?
-            let timer = Task {
-                try? await Task.sleep(for: self.heartbeat)
-                sending.cancel()
-            }
-            let sentAt = await sending.value
-            timer.cancel()
-            guard let sentAt else { continue }  // no connection to send from: nothing learned
-            let left = sentAt + self.heartbeat - ContinuousClock.now
-            if left > .zero, await heard.wait(forBeat: beat, within: left) { continue }
-            throw HeartbeatFailure.notificationLost
+            try await prove(connection, heard: heard, beat: beat)
         }
+    }
+
+    /// One heartbeat: a query through the listening connection must come back within
+    /// ``heartbeat`` (else it is dead), and a notification sent from another of the client's
+    /// connections must arrive on it within ``heartbeat`` of being sent (else notifications are
+    /// lost on the way, as a transaction-mode pooler loses them). A notification the listening
+    /// session sent itself would not do: a pooler that runs it on the same server session
+    /// delivers it, and loses the others'.
+    private func prove(_ connection: PostgresConnection, heard: HeardNotifications, beat: UInt64) async throws {
+        let answered = Flag()
+        let asking = Task {
+            // Named, so an operator (and a test) sees the listening connection in pg_stat_activity.
+            let roundTrip = PostgresQuery(unsafeSQL: "SELECT 1 /* valuestore listening on \(table.channel) */")
+            for try await _ in try await connection.query(roundTrip, logger: PostgresValueTable.logger) {}
+            answered.set()
+        }
+        let sending = send(beat: beat)
+        let cameBack = await heard.wait(forBeat: beat, within: self.heartbeat)
+        guard !Task.isCancelled else {
+            asking.cancel()
+            sending.cancel()
+            throw CancellationError()
+        }
+        if cameBack { return }
+        guard answered.isSet else { throw HeartbeatFailure.silent }
+        // The connection answers; did the notification leave in time to be heard? The send
+        // ends within ``heartbeat`` of its lease (its connection is closed if it goes silent),
+        // and a send still waiting for a lease after ``heartbeat`` is cancelled.
+        let timer = Task {
+            guard (try? await Task.sleep(for: self.heartbeat)) != nil else { return }
+            sending.cancel()
+        }
+        let sentAt = await sending.value
+        timer.cancel()
+        guard let sentAt else { return }  // no connection to send from: nothing learned
+        let left = sentAt + self.heartbeat - ContinuousClock.now
+        if left > .zero, await heard.wait(forBeat: beat, within: left) { return }
+        throw HeartbeatFailure.notificationLost
     }
 
     /// Sends heartbeat `beat` from another of the client's connections; returns when it was
@@ -267,7 +270,11 @@ final class PostgresListener: Sendable {
         return Task {
             do {
                 try await client.withConnection { other in
+                    let sent = Flag()
+                    let watchdog = close(other, unless: sent, within: heartbeat)
+                    defer { watchdog.cancel() }
                     for try await _ in try await other.query(notify, logger: PostgresValueTable.logger) {}
+                    sent.set()
                 }
                 return ContinuousClock.now
             } catch {
@@ -369,7 +376,7 @@ final class HeardNotifications: Sendable {
                 }
                 timer.withLock {
                     $0 = Task {
-                        try? await Task.sleep(for: duration)
+                        guard (try? await Task.sleep(for: duration)) != nil else { return }
                         self.giveUp()
                     }
                 }

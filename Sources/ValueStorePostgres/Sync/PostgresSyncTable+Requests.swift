@@ -4,65 +4,38 @@ import PostgresNIO
 import ValueStore
 import ValueStoreSync
 
-// The two requests, each one transaction: the rows it involves are read under the account row's
-// lock, `SyncServerRules` answers as it does in memory, and what changed is written back.
+// The two requests: the rows a request involves are read in one statement (a push's under the
+// account row's lock, in a transaction), `SyncServerRules` answers as it does in memory, and what
+// changed is written back in one statement. Every statement is prepared once per connection, so a
+// push costs four round trips (BEGIN, read, write, COMMIT) and a pull two (read, progress).
 extension PostgresSyncTable {
     /// Answers a push: one transaction under the account row's exclusive lock, committed durably.
     func push(_ request: SyncPushRequest) async throws -> SyncPushResponse {
         let table = self
         let ahead = Self.milliseconds(maximumClockAhead)
+        let channel = try await resolvedRecords().channel
         return try await transaction(step: .write) { connection in
-            try await connection.run("SELECT \(unescaped: PostgresValueTable.durable)")
-            var (state, now) = try await table.lockAccount(request.account, exclusively: true, on: connection)
-            try await table.read(
-                records: Set(request.changes.map(\.key)),
-                entries: Set(request.changes.map { SyncReplicaKey(replica: $0.stamp.replica, key: $0.key) }),
-                progressOf: request.replica, of: request.account, into: &state, on: connection)
+            var (state, now) = try await table.readForPush(request, on: connection)
             let before = state
             let (response, wrote) = SyncServerRules.answer(
                 request, in: &state, serverTime: now, maximumClockAhead: ahead)
-            try await table.write(state, over: before, account: request.account, on: connection)
-            if wrote {
-                try await table.poke(account: request.account, on: connection)
-            }
+            try await table.write(
+                state, over: before, account: request.account, poking: wrote ? channel : nil, on: connection)
             return response
         }
     }
 
-    /// Answers a pull: one transaction under the account row's shared lock, so no push is half
-    /// done while it reads; it records the puller's progress.
+    /// Answers a pull: one statement reads the account's row, the puller's progress, a page of
+    /// records and the puller's archived losers in one snapshot (a push's writes are all in it
+    /// or none, and versions commit in order under the account row's lock, so no cursor skips
+    /// one); a second records the puller's progress, never lowering it.
     func pull(_ request: SyncPullRequest) async throws -> SyncPullResponse {
         let table = self
-        return try await transaction(step: .read) { connection in
-            var (state, now) = try await table.lockAccount(request.account, exclusively: false, on: connection)
-            try await table.read(
-                records: [], entries: [], progressOf: request.replica, of: request.account, into: &state,
-                on: connection)
-            let account = request.account
-            let rows = try await connection.query(
-                """
-                SELECT record FROM \(unescaped: table.records.table.quoted)
-                WHERE account = \(account)::text AND version > \(request.cursor.rawValue)::int8
-                ORDER BY version LIMIT \(max(1, request.limit))::int8
-                """, logger: PostgresValueTable.logger)
-            for try await bytes in rows.decode(Data.self) {
-                let record = try PostgresSyncRows.decode(SyncServerRecord.self, from: bytes)
-                state.records[record.record.key] = record
-            }
-            let archivedAfter = (request.archivedAfter ?? request.cursor).rawValue
-            let conflicts = try await connection.query(
-                """
-                SELECT conflict FROM \(unescaped: table.archive.quoted)
-                WHERE account = \(account)::text AND writer = \(request.replica.rawValue)::text AND pulled
-                    AND version > \(archivedAfter)::int8
-                ORDER BY id
-                """, logger: PostgresValueTable.logger)
-            for try await bytes in conflicts.decode(Data.self) {
-                state.archive.append(try PostgresSyncRows.decode(SyncArchivedConflict.self, from: bytes))
-            }
+        return try await records.connected(step: .read, store: label) { connection in
+            var (state, now) = try await table.readForPull(request, on: connection)
             let before = state
             let response = SyncServerRules.answer(request, in: &state, serverTime: now)
-            try await table.write(state, over: before, account: account, on: connection)
+            try await table.write(state, over: before, account: request.account, poking: nil, on: connection)
             return response
         }
     }
@@ -91,155 +64,263 @@ extension PostgresSyncTable {
         }
     }
 
-    /// Makes the account's row if it has none, locks it, and returns it with the server's clock.
-    private func lockAccount(
-        _ account: String,
-        exclusively: Bool,
+    /// Reads, under the account row's exclusive lock, what a push involves: the row (made if
+    /// the account has none), the server's clock, the records of the keys it names, the
+    /// idempotency entries of its changes' authors and keys, and the pusher's progress. Its
+    /// transaction also takes `synchronous_commit = on` (or keeps `remote_apply`).
+    private func readForPush(
+        _ request: SyncPushRequest,
         on connection: PostgresConnection
     ) async throws -> (state: SyncAccountState, now: Int64) {
-        try await connection.run(
+        let account = request.account
+        let keys = Array(Set(request.changes.map(\.key)))
+        let entries = Array(Set(request.changes.map { SyncReplicaKey(replica: $0.stamp.replica, key: $0.key) }))
+        let read: PostgresQuery = """
+            SELECT \(unescaped: PostgresValueTable.durable) IS NOT NULL, a.epoch, a.head, a.horizon,
+                (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+                (SELECT coalesce(array_agg(r.record), '{}') FROM \(unescaped: records.table.quoted) r
+                    WHERE r.account = \(account)::text AND r.key = ANY(\(keys)::text[])),
+                (SELECT coalesce(array_agg(p.author ORDER BY p.author, p.key), '{}') FROM \(unescaped: pushes.quoted) p
+                    WHERE p.account = \(account)::text AND (p.author, p.key) IN
+                        (SELECT * FROM unnest(\(entries.map(\.replica.rawValue))::text[], \(entries.map(\.key))::text[]))),
+                (SELECT coalesce(array_agg(p.key ORDER BY p.author, p.key), '{}') FROM \(unescaped: pushes.quoted) p
+                    WHERE p.account = \(account)::text AND (p.author, p.key) IN
+                        (SELECT * FROM unnest(\(entries.map(\.replica.rawValue))::text[], \(entries.map(\.key))::text[]))),
+                (SELECT coalesce(array_agg(p.entry ORDER BY p.author, p.key), '{}') FROM \(unescaped: pushes.quoted) p
+                    WHERE p.account = \(account)::text AND (p.author, p.key) IN
+                        (SELECT * FROM unnest(\(entries.map(\.replica.rawValue))::text[], \(entries.map(\.key))::text[]))),
+                (SELECT q.cursor FROM \(unescaped: replicas.quoted) q WHERE q.account = \(account)::text AND q.replica = \(request.replica.rawValue)::text),
+                (SELECT q.seen FROM \(unescaped: replicas.quoted) q WHERE q.account = \(account)::text AND q.replica = \(request.replica.rawValue)::text)
+            FROM \(unescaped: accounts.quoted) a WHERE a.account = \(account)::text FOR UPDATE OF a
+            """
+        if let found = try await readState(read, of: request.replica, on: connection) {
+            return found
+        }
+        // The account's first request: make its row, then read again under its lock.
+        try await PostgresPreparedQuery.run(
             """
             INSERT INTO \(unescaped: accounts.quoted) (account, epoch, head, horizon)
-            VALUES (\(account)::text, \(SyncServerRules.initialEpoch)::uuid, 0, 0)
-            ON CONFLICT (account) DO NOTHING
-            """)
-        let rows = try await connection.query(
-            """
-            SELECT epoch, head, horizon, (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-            FROM \(unescaped: accounts.quoted) WHERE account = \(account)::text
-            \(unescaped: exclusively ? "FOR UPDATE" : "FOR SHARE")
-            """, logger: PostgresValueTable.logger)
-        for try await (epoch, head, horizon, now) in rows.decode((UUID, Int64, Int64, Int64).self) {
-            let row = SyncAccountRow(epoch: epoch, head: ServerVersion(head), horizon: ServerVersion(horizon))
-            return (SyncAccountState(row: row), now)
+            VALUES (\(account)::text, \(SyncServerRules.initialEpoch)::uuid, 0, 0) ON CONFLICT (account) DO NOTHING
+            """, on: connection
+        ).drain()
+        guard let found = try await readState(read, of: request.replica, on: connection) else {
+            throw ValueStoreError(
+                .io, store: label, reason: "the account's row was made but could not be read back",
+                underlyingError: PostgresFailure(sqlState: nil, message: "no account row"))
         }
-        throw ValueStoreError(
-            .io, store: label, reason: "the account's row was made but could not be read back",
-            underlyingError: PostgresFailure(sqlState: nil, message: "no account row"))
+        return found
     }
 
-    /// Reads `account`'s records of `keys`, idempotency entries of `entries` and progress of
-    /// `replica` into `state`.
-    private func read(
-        records keys: Set<String>,
-        entries: Set<SyncReplicaKey>,
-        progressOf replica: ReplicaID,
-        of account: String,
-        into state: inout SyncAccountState,
+    /// Reads, in one snapshot, what a pull involves: the account's row (the first epoch's,
+    /// empty, if it has none yet), the server's clock, the puller's progress, the first
+    /// `request.limit` records after its cursor, and the losers it wrote archived after
+    /// `request.archivedAfter` (or its cursor).
+    private func readForPull(
+        _ request: SyncPullRequest,
         on connection: PostgresConnection
-    ) async throws {
-        if !keys.isEmpty {
-            let rows = try await connection.query(
-                """
-                SELECT record FROM \(unescaped: records.table.quoted)
-                WHERE account = \(account)::text AND key = ANY(\(Array(keys))::text[])
-                """, logger: PostgresValueTable.logger)
-            for try await bytes in rows.decode(Data.self) {
-                let record = try PostgresSyncRows.decode(SyncServerRecord.self, from: bytes)
+    ) async throws -> (state: SyncAccountState, now: Int64) {
+        let archivedAfter = (request.archivedAfter ?? request.cursor).rawValue
+        let read: PostgresQuery = """
+            SELECT a.epoch, a.head, a.horizon, (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+                (SELECT coalesce(array_agg(page.record ORDER BY page.version), '{}') FROM (
+                    SELECT r.record, r.version FROM \(unescaped: records.table.quoted) r
+                    WHERE r.account = \(request.account)::text AND r.version > \(request.cursor.rawValue)::int8
+                    ORDER BY r.version LIMIT \(Int64(max(1, request.limit)))::int8) AS page),
+                (SELECT coalesce(array_agg(c.conflict ORDER BY c.id), '{}') FROM \(unescaped: archive.quoted) c
+                    WHERE c.account = \(request.account)::text AND c.writer = \(request.replica.rawValue)::text AND c.pulled
+                        AND c.version > \(archivedAfter)::int8),
+                (SELECT q.cursor FROM \(unescaped: replicas.quoted) q WHERE q.account = \(request.account)::text AND q.replica = \(request.replica.rawValue)::text),
+                (SELECT q.seen FROM \(unescaped: replicas.quoted) q WHERE q.account = \(request.account)::text AND q.replica = \(request.replica.rawValue)::text)
+            FROM (SELECT \(request.account)::text AS account) AS asked
+            LEFT JOIN \(unescaped: accounts.quoted) a ON a.account = asked.account
+            """
+        for try await row in try await PostgresPreparedQuery.run(read, on: connection) {
+            let (epoch, head, horizon, now, records, conflicts, cursor, seen) = try row.decode(
+                (UUID?, Int64?, Int64?, Int64, [ByteBuffer], [ByteBuffer], Int64?, Int64?).self)
+            var state = SyncAccountState(
+                row: SyncAccountRow(
+                    epoch: epoch ?? SyncServerRules.initialEpoch, head: ServerVersion(head ?? 0),
+                    horizon: ServerVersion(horizon ?? 0)))
+            for bytes in records {
+                let record = try PostgresSyncRows.decode(SyncServerRecord.self, from: Data(bytes.readableBytesView))
                 state.records[record.record.key] = record
             }
-        }
-        if !entries.isEmpty {
-            let ordered = Array(entries)
-            let rows = try await connection.query(
-                """
-                SELECT author, key, entry FROM \(unescaped: pushes.quoted)
-                WHERE account = \(account)::text AND (author, key) IN (
-                    SELECT * FROM unnest(\(ordered.map(\.replica.rawValue))::text[], \(ordered.map(\.key))::text[])
-                )
-                """, logger: PostgresValueTable.logger)
-            for try await (author, key, bytes) in rows.decode((String, String, Data).self) {
-                state.idempotency[SyncReplicaKey(replica: ReplicaID(author), key: key)] =
-                    try PostgresSyncRows.decode(SyncIdempotencyEntry.self, from: bytes)
+            state.archive = try conflicts.map {
+                try PostgresSyncRows.decode(SyncArchivedConflict.self, from: Data($0.readableBytesView))
             }
+            if let cursor, let seen {
+                state.progress[request.replica] = SyncReplicaProgress(
+                    cursor: ServerVersion(cursor), seen: ServerVersion(seen))
+            }
+            return (state, now)
         }
-        let progress = try await connection.query(
-            """
-            SELECT cursor, seen FROM \(unescaped: replicas.quoted)
-            WHERE account = \(account)::text AND replica = \(replica.rawValue)::text
-            """, logger: PostgresValueTable.logger)
-        for try await (cursor, seen) in progress.decode((Int64, Int64).self) {
-            state.progress[replica] = SyncReplicaProgress(cursor: ServerVersion(cursor), seen: ServerVersion(seen))
-        }
+        throw ValueStoreError(
+            .io, store: label, reason: "the pull's statement returned no row",
+            underlyingError: PostgresFailure(sqlState: nil, message: "no row"))
     }
 
-    /// Writes what a request changed in `state` since `before`: records and idempotency entries
-    /// (upserted), archived losers (appended), progress (never lowered) and the account row.
+    /// Runs a push's read and decodes its one row, or `nil` when the account has no row yet.
+    private func readState(
+        _ read: PostgresQuery,
+        of replica: ReplicaID,
+        on connection: PostgresConnection
+    ) async throws -> (state: SyncAccountState, now: Int64)? {
+        for try await row in try await PostgresPreparedQuery.run(read, on: connection) {
+            let (_, epoch, head, horizon, now, records, authors, keys, entries, cursor, seen) = try row.decode(
+                (Bool, UUID, Int64, Int64, Int64, [ByteBuffer], [String], [String], [ByteBuffer], Int64?, Int64?).self)
+            var state = SyncAccountState(
+                row: SyncAccountRow(epoch: epoch, head: ServerVersion(head), horizon: ServerVersion(horizon)))
+            for bytes in records {
+                let record = try PostgresSyncRows.decode(SyncServerRecord.self, from: Data(bytes.readableBytesView))
+                state.records[record.record.key] = record
+            }
+            for (index, bytes) in entries.enumerated() where index < authors.count && index < keys.count {
+                state.idempotency[SyncReplicaKey(replica: ReplicaID(authors[index]), key: keys[index])] =
+                    try PostgresSyncRows.decode(SyncIdempotencyEntry.self, from: Data(bytes.readableBytesView))
+            }
+            if let cursor, let seen {
+                state.progress[replica] = SyncReplicaProgress(cursor: ServerVersion(cursor), seen: ServerVersion(seen))
+            }
+            return (state, now)
+        }
+        return nil
+    }
+
+    /// Writes, in one statement, what a request changed in `state` since `before`: records and
+    /// idempotency entries (upserted), archived losers (appended), progress (never lowered), the
+    /// account row, and the poke on `channel` when given (delivered at commit).
     private func write(
         _ state: SyncAccountState,
         over before: SyncAccountState,
         account: String,
+        poking channel: String?,
         on connection: PostgresConnection
     ) async throws {
-        let changed = state.records.filter { before.records[$0.key] != $0.value }.map(\.value)
-        if !changed.isEmpty {
-            let encoded = try changed.map { try PostgresSyncRows.encode($0) }
-            try await connection.run(
-                """
-                INSERT INTO \(unescaped: records.table.quoted) AS stored (account, key, version, removal, stamp_ms, record)
+        let records = state.records.values.filter { before.records[$0.record.key] != $0 }
+        let entries = state.idempotency.filter { before.idempotency[$0.key] != $0.value }
+        let entryKeys = Array(entries.keys)
+        let archived = Array(state.archive.dropFirst(before.archive.count))
+        let progress = state.progress.filter { before.progress[$0.key] != $0.value }.first
+        let rowChanged = state.row != before.row
+        guard
+            !records.isEmpty || !entries.isEmpty || !archived.isEmpty || progress != nil || rowChanged
+                || channel != nil
+        else { return }
+        let statement: PostgresQuery = """
+            WITH written AS (
+                INSERT INTO \(unescaped: self.records.table.quoted) AS stored (account, key, version, removal, stamp_ms, record)
                 SELECT \(account)::text, * FROM unnest(
-                    \(changed.map(\.record.key))::text[], \(changed.map(\.version.rawValue))::int8[],
-                    \(changed.map(\.record.isRemoval))::bool[], \(changed.map(\.record.stamp.milliseconds))::int8[],
-                    \(encoded.map { ByteBuffer(bytes: $0) })::bytea[])
+                    \(records.map(\.record.key))::text[], \(records.map(\.version.rawValue))::int8[],
+                    \(records.map(\.record.isRemoval))::bool[], \(records.map(\.record.stamp.milliseconds))::int8[],
+                    \(try records.map { ByteBuffer(bytes: try PostgresSyncRows.encode($0)) })::bytea[])
                 ON CONFLICT (account, key) DO UPDATE SET version = excluded.version, removal = excluded.removal,
                     stamp_ms = excluded.stamp_ms, record = excluded.record
-                """)
-        }
-        let entries = state.idempotency.filter { before.idempotency[$0.key] != $0.value }
-        if !entries.isEmpty {
-            let keys = Array(entries.keys)
-            let encoded = try keys.map { ByteBuffer(bytes: try PostgresSyncRows.encode(entries[$0]!)) }
-            try await connection.run(
-                """
+            ),
+            remembered AS (
                 INSERT INTO \(unescaped: pushes.quoted) (account, author, key, entry)
                 SELECT \(account)::text, * FROM unnest(
-                    \(keys.map(\.replica.rawValue))::text[], \(keys.map(\.key))::text[], \(encoded)::bytea[])
+                    \(entryKeys.map(\.replica.rawValue))::text[], \(entryKeys.map(\.key))::text[],
+                    \(try entryKeys.map { ByteBuffer(bytes: try PostgresSyncRows.encode(entries[$0]!)) })::bytea[])
                 ON CONFLICT (account, author, key) DO UPDATE SET entry = excluded.entry
-                """)
-        }
-        let archived = state.archive.dropFirst(before.archive.count)
-        if !archived.isEmpty {
-            let encoded = try archived.map { ByteBuffer(bytes: try PostgresSyncRows.encode($0)) }
-            try await connection.run(
-                """
+            ),
+            lost AS (
                 INSERT INTO \(unescaped: archive.quoted) (account, version, writer, pulled, conflict)
                 SELECT \(account)::text, * FROM unnest(
                     \(archived.map(\.version.rawValue))::int8[], \(archived.map(\.writer.rawValue))::text[],
-                    \(archived.map(\.isPulled))::bool[], \(encoded)::bytea[])
-                """)
-        }
-        for (replica, progress) in state.progress where before.progress[replica] != progress {
-            try await connection.run(
-                """
+                    \(archived.map(\.isPulled))::bool[],
+                    \(try archived.map { ByteBuffer(bytes: try PostgresSyncRows.encode($0)) })::bytea[])
+            ),
+            progressed AS (
                 INSERT INTO \(unescaped: replicas.quoted) AS known (account, replica, cursor, seen)
-                VALUES (\(account)::text, \(replica.rawValue)::text, \(progress.cursor.rawValue)::int8,
-                    \(progress.seen.rawValue)::int8)
+                SELECT \(account)::text, \(progress?.key.rawValue ?? "")::text, \(progress?.value.cursor.rawValue ?? 0)::int8,
+                    \(progress?.value.seen.rawValue ?? 0)::int8
+                WHERE \(progress != nil)::bool
                 ON CONFLICT (account, replica) DO UPDATE SET cursor = greatest(known.cursor, excluded.cursor),
                     seen = greatest(known.seen, excluded.seen)
-                """)
-        }
-        if state.row != before.row {
-            try await connection.run(
-                """
+            ),
+            moved AS (
                 UPDATE \(unescaped: accounts.quoted) SET epoch = \(state.row.epoch)::uuid,
                     head = \(state.row.head.rawValue)::int8, horizon = \(state.row.horizon.rawValue)::int8
-                WHERE account = \(account)::text
-                """)
-        }
+                WHERE account = \(account)::text AND \(rowChanged)::bool
+            )
+            SELECT pg_notify(\(channel ?? "")::text, \("0 sync \(PostgresKey.identifier(account))")::text)
+            WHERE \(channel != nil)::bool
+            """
+        try await PostgresPreparedQuery.run(statement, on: connection).drain()
     }
 
-    /// Pokes the account's replicas at commit: a notification on the records table's channel,
-    /// which every process's listener of the table hears (none skips it as its own).
-    func poke(account: String, on connection: PostgresConnection) async throws {
+    /// Pokes the account's replicas at commit: a notification on the records table's channel
+    /// (its resolved identity's, as every spelling of the name hears), which every process's
+    /// listener of the table hears (none skips it as its own).
+    func poke(account: String, channel: String, on connection: PostgresConnection) async throws {
         let payload = "0 sync \(PostgresKey.identifier(account))"
-        try await connection.run("SELECT pg_notify(\(records.table.channel)::text, \(payload)::text)")
+        try await connection.run("SELECT pg_notify(\(channel)::text, \(payload)::text)")
     }
 
-    /// The pokes of `account`: the signals of its identifier on the records table's channel.
+    /// The records table the server finds for the name, looked up once per process and
+    /// spelling: its channel carries the pokes, whichever spelling a process uses.
+    func resolvedRecords() async throws -> PostgresTableName {
+        if let known = PostgresResolvedTables.lookUp(records.spelling, client: client) {
+            return known
+        }
+        let name = records.table.quoted
+        let found = try await transaction(step: .read) { connection in
+            var found: (String, String)?
+            let rows = try await connection.query(
+                """
+                SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE c.oid = to_regclass(\(name)::text)
+                """, logger: PostgresValueTable.logger)
+            for try await row in rows.decode((String, String).self) {
+                found = row
+            }
+            return found
+        }
+        guard let (schema, relation) = found else {
+            throw ValueStoreError(
+                .invalidConfiguration, store: label,
+                reason: "the sync tables '\(self.name)_*' do not exist; call createIfNeeded() first")
+        }
+        let resolved = PostgresTableName.resolved(schema: schema, table: relation)
+        PostgresResolvedTables.remember(resolved, for: records.spelling, client: client)
+        return resolved
+    }
+
+    /// The pokes of `account`: the signals of its identifier on the resolved records table's
+    /// channel, and one every ``heartbeatInterval`` while the listener cannot vouch that none was
+    /// missed (it cannot listen, or lost its connection), so a replica's `run()` still pulls.
     func pokes(of account: String) -> AsyncStream<Void> {
-        PostgresChanges.shared.signals(
-            client: client, table: records.table, key: PostgresKey.identifier(account), label: label,
-            heartbeat: heartbeatInterval)
+        let table = self
+        let key = PostgresKey.identifier(account)
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let forwarding = Task {
+                var pause = Duration.milliseconds(50)
+                var found = try? await table.resolvedRecords()
+                while found == nil, !Task.isCancelled {
+                    // Nothing to follow yet: a poke a pause, so the replica tries, and learns why.
+                    continuation.yield()
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, table.heartbeatInterval)
+                    found = try? await table.resolvedRecords()
+                }
+                guard let resolved = found else { return continuation.finish() }
+                let signals = PostgresChanges.shared.signals(
+                    client: table.client, table: resolved, key: key, label: table.label,
+                    heartbeat: table.heartbeatInterval)
+                let feed = PostgresChanges.shared.feed(client: table.client, table: resolved)
+                let polling = Task {
+                    while (try? await Task.sleep(for: table.heartbeatInterval)) != nil {
+                        if case .following = feed?.health {} else { continuation.yield() }
+                    }
+                }
+                defer { polling.cancel() }
+                for await _ in signals {
+                    continuation.yield()
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in forwarding.cancel() }
+        }
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
@@ -251,6 +332,13 @@ extension PostgresConnection {
     /// Runs a statement whose rows, if any, are not wanted.
     func run(_ statement: PostgresQuery) async throws {
         for try await _ in try await query(statement, logger: PostgresValueTable.logger) {}
+    }
+}
+
+extension AsyncSequence {
+    /// Reads every element and drops it: a statement's rows, when only its effect matters.
+    func drain() async throws {
+        for try await _ in self {}
     }
 }
 

@@ -163,6 +163,7 @@ public struct PostgresSyncTable: Sendable {
         try await transaction(step: .read) { connection in
             try await connection.run(statement)
         }
+        _ = try await resolvedRecords()
     }
 
     /// The remote of `account`'s replicas: requests run as transactions on this table's tables.
@@ -222,6 +223,9 @@ public struct PostgresSyncTable: Sendable {
             WHERE a.account = g.account
             """
         try await transaction(step: .write) { connection in
+            // The accounts' rows first, in order, as every push takes its account's before the
+            // records: taken the other way round, a push and this would deadlock.
+            try await connection.run("SELECT account FROM \(unescaped: accounts.quoted) ORDER BY account FOR UPDATE")
             try await connection.run(statement)
         }
     }
@@ -239,6 +243,7 @@ public struct PostgresSyncTable: Sendable {
     ///   after the statement was sent.
     public func startNewEpoch(for account: SyncAccount) async throws {
         let id = account.id
+        let channel = try await resolvedRecords().channel
         try await transaction(step: .write) { connection in
             try await connection.run(
                 """
@@ -248,7 +253,7 @@ public struct PostgresSyncTable: Sendable {
                 """)
             try await connection.run("DELETE FROM \(unescaped: replicas.quoted) WHERE account = \(id)::text")
             try await connection.run("DELETE FROM \(unescaped: pushes.quoted) WHERE account = \(id)::text")
-            try await poke(account: id, on: connection)
+            try await poke(account: id, channel: channel, on: connection)
         }
     }
 

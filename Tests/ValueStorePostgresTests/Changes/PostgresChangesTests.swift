@@ -105,7 +105,7 @@ extension PostgresTests {
                             client,
                             """
                             SELECT count(*)::bigint FROM pg_stat_activity
-                            WHERE query LIKE 'LISTEN%' AND (query LIKE \("%" + table.name + "%") OR query LIKE \("%" + other.name + "%"))
+                            WHERE pid <> pg_backend_pid() AND (query LIKE 'LISTEN%' OR query LIKE '%valuestore listening on%') AND (query LIKE \("%" + table.name + "%") OR query LIKE \("%" + other.name + "%"))
                             """)
                     }
                     #expect(try await eventually { try await listening() == 2 })
@@ -131,7 +131,7 @@ extension PostgresTests {
                     second,
                     """
                     SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity
-                    WHERE query LIKE 'LISTEN%' AND query LIKE \("%" + name + "%")
+                    WHERE pid <> pg_backend_pid() AND (query LIKE 'LISTEN%' OR query LIKE '%valuestore listening on%') AND query LIKE \("%" + name + "%")
                     """)
                 #expect(terminated == 1)
                 // Written while the listener reconnects: the reconnection's reload finds it.
@@ -144,7 +144,7 @@ extension PostgresTests {
                             second,
                             """
                             SELECT count(*)::bigint FROM pg_stat_activity
-                            WHERE query LIKE 'LISTEN%' AND query LIKE \("%" + name + "%")
+                            WHERE pid <> pg_backend_pid() AND (query LIKE 'LISTEN%' OR query LIKE '%valuestore listening on%') AND query LIKE \("%" + name + "%")
                             """) == 1
                     })
                 try await there.save(3)

@@ -24,12 +24,19 @@ struct PostgresStandby {
     static func start() async throws -> PostgresStandby {
         let environment = ProcessInfo.processInfo.environment
         let primary = try PostgresServer.configuration()
-        let (version, _) = try await PostgresServer.cluster()
+        let version = try await Self.version()
         let directory = FileManager.default.temporaryDirectory.appending(path: "standby-\(UUID().uuidString)")
             .path(percentEncoded: false)
         let port = try freePort()
         let bin = "\(binaries)/\(version)/bin"
-        let hba = "/etc/postgresql/\(version)/\(try await PostgresServer.cluster().name)/pg_hba.conf"
+        // The primary's own pg_hba.conf, wherever its cluster keeps it (Debian: under /etc).
+        let hba = try await PostgresServer.withClient { client in
+            var file = ""
+            for try await row in try await client.query("SHOW hba_file") {
+                file = try row.decode(String.self)
+            }
+            return file
+        }
         let script = """
             set -e
             mkdir -p '\(directory)' && chown postgres '\(directory)' && chmod 700 '\(directory)'
@@ -53,14 +60,14 @@ struct PostgresStandby {
 
     /// Promotes it: it stops following the primary and takes writes (a failover).
     func promote() async throws {
-        let (version, _) = try await PostgresServer.cluster()
+        let version = try await Self.version()
         try await Self.shell(
             "runuser -u postgres -- '\(Self.binaries)/\(version)/bin/pg_ctl' -D '\(directory)/data' -w promote")
     }
 
     /// Stops it (a fast shutdown), so it receives nothing more from the primary.
     func stop() async throws {
-        let (version, _) = try await PostgresServer.cluster()
+        let version = try await Self.version()
         try await Self.shell(
             "runuser -u postgres -- '\(Self.binaries)/\(version)/bin/pg_ctl' -D '\(directory)/data' -m fast -w stop")
     }
@@ -68,7 +75,7 @@ struct PostgresStandby {
     /// Starts it again as a primary of its own, with only what it had received: an
     /// asynchronous standby promoted after the primary was lost.
     func startAsPrimary() async throws {
-        let (version, _) = try await PostgresServer.cluster()
+        let version = try await Self.version()
         try await Self.shell(
             """
             set -e
@@ -79,7 +86,7 @@ struct PostgresStandby {
 
     /// Stops it at once and removes its directory.
     func remove() async throws {
-        let (version, _) = try await PostgresServer.cluster()
+        let version = try await Self.version()
         try await Self.shell(
             """
             runuser -u postgres -- '\(Self.binaries)/\(version)/bin/pg_ctl' -D '\(directory)/data' -m immediate stop || true
@@ -95,6 +102,15 @@ struct PostgresStandby {
             "/usr/bin/perl", "-MPOSIX", "-e",
             "sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die; exec @ARGV or die", "--",
             "/bin/sh", "-c", script)
+    }
+
+    /// The server's major version, for the path of its binaries: `PGVERSION` (pg_virtualenv
+    /// sets it), else the cluster that listens on `PGPORT`.
+    static func version() async throws -> String {
+        if let version = ProcessInfo.processInfo.environment["PGVERSION"] {
+            return version
+        }
+        return try await PostgresServer.cluster().version
     }
 
     /// A TCP port nothing listens on now: the kernel's choice for a socket bound to port 0.

@@ -76,6 +76,61 @@ extension PostgresTests {
             }
         }
 
+        @Test func twoSpellingsOfTheTablesPokeOnOneChannel() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withTwoClients { first, second in
+                    let account = SyncAccount(id: "user-42")
+                    let name = PostgresServer.scratchName()
+                    let here = try PostgresSyncTable(client: first, name: name)
+                    try await here.createIfNeeded()
+                    let there = try PostgresSyncTable(client: second, name: "public.\(name)")
+                    let phone = try Self.replica(
+                        "phone", in: folder, account: account, remote: here.remote(for: account))
+                    let laptop = try Self.replica(
+                        "laptop", in: folder, account: account, remote: there.remote(for: account))
+                    let states = RecordedStates(laptop.store("theme", as: String.self).changes())
+                    defer { states.cancel() }
+                    let syncing = Task { try await laptop.run() }
+                    defer { syncing.cancel() }
+                    try await laptop.syncNow()
+                    try await phone.store("theme", as: String.self).save("dark")
+                    try await phone.syncNow()
+                    #expect(
+                        await eventually { states.values.contains("dark") },
+                        "a push through one spelling pokes a device that uses the other: \(states.states)")
+                }
+            }
+        }
+
+        @Test func aDeviceWhoseTablesCannotBeListenedToStillPulls() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withClient { client in
+                    // A pool of one: listening would take its last connection, so nothing listens.
+                    try await PostgresServer.withClient(configuration: PostgresServer.oneConnection()) { small in
+                        let account = SyncAccount(id: "user-42")
+                        let name = PostgresServer.scratchName()
+                        let here = try PostgresSyncTable(client: client, name: name)
+                        try await here.createIfNeeded()
+                        var there = try PostgresSyncTable(client: small, name: name)
+                        there.heartbeatInterval = .milliseconds(200)
+                        let phone = try Self.replica(
+                            "phone", in: folder, account: account, remote: here.remote(for: account))
+                        let laptop = try Self.replica(
+                            "laptop", in: folder, account: account, remote: there.remote(for: account))
+                        let states = RecordedStates(laptop.store("theme", as: String.self).changes())
+                        defer { states.cancel() }
+                        let syncing = Task { try await laptop.run() }
+                        defer { syncing.cancel() }
+                        try await phone.store("theme", as: String.self).save("dark")
+                        try await phone.syncNow()
+                        #expect(
+                            await eventually { states.values.contains("dark") },
+                            "while no poke can come, run() pulls every heartbeat: \(states.states)")
+                    }
+                }
+            }
+        }
+
         @Test func aPushRepeatedAfterALostAnswerHasItsEffectOnce() async throws {
             try await Self.withTable { table, account, folder, client in
                 let inner = table.remote(for: account)

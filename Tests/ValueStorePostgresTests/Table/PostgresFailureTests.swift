@@ -220,7 +220,9 @@ extension PostgresTests {
                     #expect(
                         try await eventually {
                             try await PostgresServer.integer(
-                                other, "SELECT count(*)::bigint FROM pg_stat_activity WHERE query LIKE 'LISTEN%'") == 1
+                                other,
+                                "SELECT count(*)::bigint FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND (query LIKE 'LISTEN%' OR query LIKE '%valuestore listening on%')"
+                            ) == 1
                         })
                     let (held, hold) = AsyncStream.makeStream(of: Void.self)
                     let (released, release) = AsyncStream.makeStream(of: Void.self)
