@@ -129,7 +129,8 @@ let package = Package(
         .target(
             name: "ValueStorePostgres",
             dependencies: [
-                "ValueStore",
+                // Its sync server (PostgresSyncTable) serves ValueStoreSync, which needs nothing more.
+                "ValueStore", "ValueStoreSync",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ],
             swiftSettings: strictness
@@ -210,7 +211,7 @@ let package = Package(
         .testTarget(
             name: "ValueStorePostgresTests",
             dependencies: [
-                "ValueStore", "ValueStoreTesting", "ValueStoreTestHelper", "ValueStoreTestSupport",
+                "ValueStore", "ValueStoreSync", "ValueStoreTesting", "ValueStoreTestHelper", "ValueStoreTestSupport",
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 // The provider and the instrumented stores over a real table (Integrations/), with

@@ -186,41 +186,8 @@ public final class InMemorySyncServer: Sendable {
             var state =
                 accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
-            if let refusal = SyncServerRules.refusal(
-                account: state.row, epoch: request.epoch, seen: request.seen,
-                progress: state.progress[request.replica], cursor: request.cursor, isPush: true, isResync: false)
-            {
-                return (
-                    SyncPushResponse(epoch: state.row.epoch, serverTime: now, refusal: refusal, outcomes: []), false
-                )
-            }
-            var outcomes: [SyncPushResponse.Outcome] = []
-            var wrote = false
-            for change in request.changes {
-                let entryKey = SyncReplicaKey(replica: change.stamp.replica, key: change.key)
-                let decision = SyncServerRules.decide(
-                    change, from: request.replica, current: state.records[change.key],
-                    entry: state.idempotency[entryKey], version: state.row.head.next, serverTime: now,
-                    maximumClockAhead: maximumClockAhead)
-                if SyncServerRules.bumpsHead(decision) {
-                    state.row.head = state.row.head.next
-                }
-                if let write = decision.write {
-                    state.records[change.key] = write
-                    wrote = true
-                }
-                if let archive = decision.archive {
-                    state.archive.append(archive)
-                }
-                if let entry = decision.idempotency {
-                    state.idempotency[entryKey] = entry
-                }
-                outcomes.append(decision.outcome)
-            }
-            state.progress[request.replica] = SyncServerRules.progress(
-                state.progress[request.replica], cursor: request.cursor,
-                given: SyncServerRules.versions(in: outcomes))
-            return (SyncPushResponse(epoch: state.row.epoch, serverTime: now, refusal: nil, outcomes: outcomes), wrote)
+            return SyncServerRules.answer(
+                request, in: &state, serverTime: now, maximumClockAhead: maximumClockAhead)
         }
         if wrote {
             broadcaster(for: request.account).signalAll()
@@ -228,40 +195,13 @@ public final class InMemorySyncServer: Sendable {
         return response
     }
 
-    /// Answers a pull with a page of records after the cursor, by version.
     func pull(_ request: SyncPullRequest) -> SyncPullResponse {
         let now = clock.milliseconds
         return accounts.withLock { accounts in
             var state =
                 accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
-            let row = state.row
-            if let refusal = SyncServerRules.refusal(
-                account: row, epoch: request.epoch, seen: request.seen, progress: state.progress[request.replica],
-                cursor: request.cursor, isPush: false, isResync: request.isResync)
-            {
-                return SyncPullResponse(
-                    epoch: row.epoch, serverTime: now, refusal: refusal, records: [], conflicts: [],
-                    cursor: request.cursor, head: row.head, horizon: row.horizon, isComplete: false)
-            }
-            let limit = max(1, request.limit)
-            let records = state.records.values.map(\.record)
-                .filter { ($0.version ?? .zero) > request.cursor }
-                .sorted { ($0.version ?? .zero) < ($1.version ?? .zero) }
-                .prefix(limit)
-            let (cursor, isComplete) = SyncServerRules.page(of: Array(records), limit: limit, head: row.head)
-            let archivedAfter = request.archivedAfter ?? request.cursor
-            let conflicts = state.archive
-                .filter {
-                    $0.isPulled && $0.writer == request.replica && $0.version > archivedAfter && $0.version <= cursor
-                }
-                .map(\.conflict)
-            state.progress[request.replica] = SyncServerRules.progress(
-                state.progress[request.replica], cursor: request.cursor,
-                given: [cursor] + records.compactMap(\.version))
-            return SyncPullResponse(
-                epoch: row.epoch, serverTime: now, refusal: nil, records: Array(records), conflicts: conflicts,
-                cursor: cursor, head: row.head, horizon: row.horizon, isComplete: isComplete)
+            return SyncServerRules.answer(request, in: &state, serverTime: now)
         }
     }
 

@@ -23,7 +23,7 @@ package struct SyncAccountRow: Hashable, Sendable {
 
 /// A key's record: the latest change that applied, its version (the head when it committed),
 /// and the replica that pushed it.
-package struct SyncServerRecord: Hashable, Sendable {
+package struct SyncServerRecord: Hashable, Sendable, Codable {
     /// The record as pulled, its `version` set.
     package var record: SyncRecord
     /// The replica whose push wrote it.
@@ -39,7 +39,7 @@ package struct SyncServerRecord: Hashable, Sendable {
 
 /// What the server keeps of the last change an author (a replica, by its stamps) made to a key,
 /// so a repeat has its effect once, whoever pushes it.
-package struct SyncIdempotencyEntry: Hashable, Sendable {
+package struct SyncIdempotencyEntry: Hashable, Sendable, Codable {
     /// The stamp of the author's last settled change to the key, as pushed: what orders it.
     package var stamp: HybridTimestamp
     /// The change's identity (its first stamp): what a repeat has.
@@ -59,7 +59,7 @@ package struct SyncIdempotencyEntry: Hashable, Sendable {
 }
 
 /// How a change was settled, as its idempotency entry records it.
-package enum SyncRecordedOutcome: Hashable, Sendable {
+package enum SyncRecordedOutcome: Hashable, Sendable, Codable {
     /// It applied, at this version (or settled a removal against a later removal).
     case accepted(ServerVersion)
     /// It lost and was archived.
@@ -84,7 +84,7 @@ package struct SyncReplicaProgress: Hashable, Sendable {
 }
 
 /// A loser in the server's archive.
-package struct SyncArchivedConflict: Hashable, Sendable {
+package struct SyncArchivedConflict: Hashable, Sendable, Codable {
     package var conflict: SyncConflict
     /// The replica whose push wrote the loser.
     package var writer: ReplicaID

@@ -4,6 +4,7 @@ import PostgresNIO
 import Testing
 import ValueStore
 import ValueStorePostgres
+import ValueStoreSync
 
 // The code Documentation/PostgreSQL.md and the README show, compiled and run here (the
 // documentation tests check that every Swift block of the guides appears in a test).
@@ -27,6 +28,30 @@ extension PostgresTests {
                 try await avatar.save(Data([0xFF]))
                 _ = try await profiles.save(Profile(name: "Alice"), "alice")
                 #expect(try await profiles.load("alice").name == "Alice")
+            }
+        }
+
+        @Test func aSyncServer() async throws {
+            let folder = FileManager.default.temporaryDirectory.appending(path: "sync-guide-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await PostgresServer.withClient { client in
+                let account = SyncAccount(id: "user-42")
+                let syncFolder = folder
+                let name = PostgresServer.scratchName()
+
+                let table = try PostgresSyncTable(client: client, name: name)
+                try await table.createIfNeeded()  // safe from many processes at once
+                let remote = table.remote(for: account)  // a trusted process talks to PostgreSQL directly
+                let replica = try SyncReplica(directory: syncFolder, account: account, remote: remote)
+                try await table.collectTombstones(olderThan: .seconds(30 * 86_400))
+                let lostOnServer = try await table.archivedConflicts(for: account)
+
+                try await replica.store("theme", as: String.self).save("dark")
+                try await replica.syncNow()
+                #expect(lostOnServer.isEmpty)
+                try await table.startNewEpoch(for: account)  // a deliberate reset
+                try await replica.syncNow()
+                #expect(try await replica.store("theme", as: String.self).load() == "dark")
             }
         }
 

@@ -59,8 +59,12 @@ struct PgBouncer {
             """)
         let bouncer = PgBouncer(directory: directory, port: port)
         // Ready once a connection through it answers.
-        try await PostgresServer.withClient(configuration: bouncer.configuration(maximumConnections: 1)) { client in
-            _ = try await eventually { (try? await PostgresServer.integer(client, "SELECT 1")) == 1 }
+        let ready = try await PostgresServer.withClient(configuration: bouncer.configuration(maximumConnections: 1)) {
+            client in
+            await eventually { (try? await PostgresServer.integer(client, "SELECT 1")) == 1 }
+        }
+        guard ready else {
+            throw PostgresServer.Missing(description: "PgBouncer did not answer within 10 s; see \(directory)/log")
         }
         return bouncer
     }

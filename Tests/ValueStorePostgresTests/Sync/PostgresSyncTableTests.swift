@@ -1,0 +1,271 @@
+#if PostgreSQL
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+import ValueStore
+import ValueStorePostgres
+import ValueStoreSync
+
+extension PostgresTests {
+    /// The sync server on PostgreSQL: replicas converge through it, pushes are idempotent and
+    /// commit-ordered, losers are archived on the server, removals are collected, an account can
+    /// be reset, and a restore from a dump gets back what devices still hold.
+    @Suite struct SyncTable {
+        /// A temporary folder for replicas' directories, removed after `body`.
+        static func withFolder<Result: Sendable>(_ body: @Sendable (URL) async throws -> Result) async throws -> Result
+        {
+            let folder = FileManager.default.temporaryDirectory.appending(path: "sync-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            return try await body(folder)
+        }
+
+        /// A created sync table with a fresh name.
+        static func table(_ client: PostgresClient) async throws -> PostgresSyncTable {
+            let table = try PostgresSyncTable(client: client, name: PostgresServer.scratchName())
+            try await table.createIfNeeded()
+            return table
+        }
+
+        /// A replica of `account` in `folder/name`, through `remote`.
+        static func replica(
+            _ name: String,
+            in folder: URL,
+            account: SyncAccount,
+            remote: SyncRemote
+        ) throws -> SyncReplica {
+            try SyncReplica(directory: folder.appending(path: name), account: account, remote: remote)
+        }
+
+        @Test func twoDevicesConvergeThroughTheServerAndArePoked() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withTwoClients { first, second in
+                    let account = SyncAccount(id: "user-42")
+                    let name = PostgresServer.scratchName()
+                    let here = try PostgresSyncTable(client: first, name: name)
+                    try await here.createIfNeeded()
+                    let there = try PostgresSyncTable(client: second, name: name)
+                    let phone = try Self.replica(
+                        "phone", in: folder, account: account, remote: here.remote(for: account))
+                    let laptop = try Self.replica(
+                        "laptop", in: folder, account: account, remote: there.remote(for: account))
+                    let onLaptop = laptop.store("theme", as: String.self)
+                    let states = RecordedStates(onLaptop.changes())
+                    defer { states.cancel() }
+                    let syncing = Task { try await laptop.run() }
+                    defer { syncing.cancel() }
+                    try await phone.store("theme", as: String.self).save("dark")
+                    try await phone.syncNow()
+                    #expect(
+                        await eventually { states.values.contains("dark") },
+                        "the laptop is poked through PostgreSQL and pulls: \(states.states)")
+                    try await onLaptop.save("light")
+                    try await laptop.waitUntilPushed()
+                    try await phone.syncNow()
+                    #expect(try await phone.store("theme", as: String.self).load() == "light")
+                    #expect(phone.status.pendingChanges == 0 && laptop.status.pendingChanges == 0)
+                }
+            }
+        }
+
+        @Test func aPushRepeatedAfterALostAnswerHasItsEffectOnce() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withClient { client in
+                    let table = try await Self.table(client)
+                    let account = SyncAccount(id: "user-42")
+                    let inner = table.remote(for: account)
+                    let answers = Mutex(0)
+                    // Every push is applied, and its first answer lost; the replica sends it again.
+                    let lossy = SyncRemote(
+                        label: "lossy",
+                        push: { request in
+                            let response = try await inner.push(request)
+                            let first = answers.withLock { answers in
+                                answers += 1
+                                return answers == 1
+                            }
+                            if first { throw ValueStoreError(.outcomeUnknown, reason: "the answer was lost") }
+                            return response
+                        },
+                        pull: { try await inner.pull($0) }, pokes: { inner.pokes() })
+                    let phone = try Self.replica("phone", in: folder, account: account, remote: lossy)
+                    try await phone.store("count", as: Int.self).save(1)
+                    await #expect(throws: ValueStoreError.self) { try await phone.syncNow() }
+                    #expect(phone.status.pendingChanges == 1, "an unanswered push keeps its change")
+                    try await phone.syncNow()
+                    #expect(phone.status.pendingChanges == 0)
+                    let head = try await PostgresServer.integer(
+                        client, "SELECT head FROM \(unescaped: table.name)_accounts WHERE account = 'user-42'")
+                    #expect(head == 1, "the change was written once")
+                    #expect(try await table.archivedConflicts(for: account).isEmpty)
+                }
+            }
+        }
+
+        @Test func concurrentPushesAreCommitOrderedAndNoPullSkipsOne() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withClient { client in
+                    let table = try await Self.table(client)
+                    let account = SyncAccount(id: "user-42")
+                    let writers = try (0..<6).map {
+                        try Self.replica(
+                            "writer-\($0)", in: folder, account: account, remote: table.remote(for: account))
+                    }
+                    let reader = try Self.replica(
+                        "reader", in: folder, account: account, remote: table.remote(for: account))
+                    let done = Done()
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for (index, writer) in writers.enumerated() {
+                            group.addTask {
+                                for round in 0..<10 {
+                                    try await writer.store("key-\(index)-\(round)", as: Int.self).save(round)
+                                    try await writer.syncNow()
+                                }
+                            }
+                        }
+                        group.addTask {
+                            // Pulls while the pushes commit, in whatever order they do.
+                            while !done.value.withLock({ $0 }) {
+                                try await reader.syncNow()
+                            }
+                        }
+                        for _ in writers {
+                            try await group.next()
+                        }
+                        done.value.withLock { $0 = true }
+                        try await group.waitForAll()
+                    }
+                    try await reader.syncNow()
+                    for index in writers.indices {
+                        for round in 0..<10 {
+                            #expect(try await reader.store("key-\(index)-\(round)", as: Int.self).load() == round)
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Whether the writers are done, for the reader that pulls meanwhile.
+        final class Done: Sendable {
+            let value = Mutex(false)
+        }
+
+        @Test func aCompareAndSetLoserIsArchivedOnTheServerUntilResolved() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withClient { client in
+                    let table = try await Self.table(client)
+                    let account = SyncAccount(id: "user-42")
+                    let phone = try Self.replica(
+                        "phone", in: folder, account: account, remote: table.remote(for: account))
+                    let laptop = try Self.replica(
+                        "laptop", in: folder, account: account, remote: table.remote(for: account))
+                    try await phone.store("quota", as: Int.self, policy: .compareAndSet).save(10)
+                    try await phone.syncNow()
+                    try await laptop.syncNow()
+                    try await phone.store("quota", as: Int.self, policy: .compareAndSet).save(11)
+                    try await laptop.store("quota", as: Int.self, policy: .compareAndSet).save(12)
+                    try await phone.syncNow()
+                    try await laptop.syncNow()
+                    #expect(try await laptop.store("quota", as: Int.self, policy: .compareAndSet).load() == 11)
+                    let lost = try await table.archivedConflicts(for: account)
+                    #expect(lost.count == 1)
+                    #expect(lost.first?.value == Data("12".utf8), "the loser's bytes, as its store encoded them")
+                    try await table.resolve(lost[0], for: account)
+                    #expect(try await table.archivedConflicts(for: account).isEmpty)
+                }
+            }
+        }
+
+        @Test func removalsEveryReplicaPulledAreCollectedAndANewReplicaStillConverges() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withClient { client in
+                    let table = try await Self.table(client)
+                    let account = SyncAccount(id: "user-42")
+                    let phone = try Self.replica(
+                        "phone", in: folder, account: account, remote: table.remote(for: account))
+                    try await phone.store("draft", as: String.self).save("Dear")
+                    try await phone.store("theme", as: String.self).save("dark")
+                    try await phone.syncNow()
+                    try await phone.store("draft", as: String.self).remove()
+                    try await phone.syncNow()
+                    try await phone.syncNow()
+                    try await table.collectTombstones(olderThan: .zero)
+                    let removals = try await PostgresServer.integer(
+                        client, "SELECT count(*)::bigint FROM \(unescaped: table.name)_records WHERE removal")
+                    #expect(removals == 0, "the removal every replica pulled is collected")
+                    let horizon = try await PostgresServer.integer(
+                        client, "SELECT horizon FROM \(unescaped: table.name)_accounts WHERE account = 'user-42'")
+                    #expect(horizon > 0)
+                    let tablet = try Self.replica(
+                        "tablet", in: folder, account: account, remote: table.remote(for: account))
+                    try await tablet.syncNow()
+                    #expect(try await tablet.store("theme", as: String.self).load() == "dark")
+                    await #expect(throws: ValueStoreError.notFound) {
+                        try await tablet.store("draft", as: String.self).load()
+                    }
+                }
+            }
+        }
+
+        @Test func aNewEpochPushesNothingAndArchivesWhatDiffered() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withClient { client in
+                    let table = try await Self.table(client)
+                    let account = SyncAccount(id: "user-42")
+                    let phone = try Self.replica(
+                        "phone", in: folder, account: account, remote: table.remote(for: account))
+                    try await phone.store("theme", as: String.self).save("dark")
+                    try await phone.syncNow()
+                    try await phone.store("theme", as: String.self).save("light")
+                    try await table.startNewEpoch(for: account)
+                    try await phone.syncNow()
+                    #expect(phone.status.pendingChanges == 0)
+                    #expect(try await phone.store("theme", as: String.self).load() == "dark", "the server's value")
+                    #expect(
+                        try await phone.archivedConflicts().contains { $0.value == Data(#""light""#.utf8) },
+                        "the local difference is archived, not pushed")
+                }
+            }
+        }
+
+        @Test func aServerRestoredFromADumpGetsBackWhatDevicesStillHold() async throws {
+            try await Self.withFolder { folder in
+                try await PostgresServer.withClient { client in
+                    let table = try await Self.table(client)
+                    let account = SyncAccount(id: "user-42")
+                    let phone = try Self.replica(
+                        "phone", in: folder, account: account, remote: table.remote(for: account))
+                    let laptop = try Self.replica(
+                        "laptop", in: folder, account: account, remote: table.remote(for: account))
+                    try await phone.store("theme", as: String.self).save("dark")
+                    try await phone.syncNow()
+                    let dump = folder.appending(path: "sync.dump").path(percentEncoded: false)
+                    try await PostgresServer.run(
+                        "/usr/bin/pg_dump", "--format=custom", "--file=\(dump)", "--table=\(table.name)_*")
+                    // Acknowledged after the dump: lost when it is restored.
+                    try await phone.store("draft", as: String.self).save("Dear")
+                    try await phone.syncNow()
+                    try await laptop.syncNow()
+                    #expect(try await laptop.store("draft", as: String.self).load() == "Dear")
+                    try await PostgresServer.run(
+                        "/usr/bin/pg_restore", "--clean",
+                        "--dbname=\(ProcessInfo.processInfo.environment["PGDATABASE"] ?? "postgres")",
+                        dump)
+                    // Another device pushes after the restore, moving the head past the phone's cursor.
+                    try await laptop.store("tags", as: [String].self).save(["work"])
+                    try await laptop.syncNow()
+                    try await phone.syncNow()
+                    try await laptop.syncNow()
+                    let fresh = try Self.replica(
+                        "tablet", in: folder, account: account, remote: table.remote(for: account))
+                    try await fresh.syncNow()
+                    #expect(try await fresh.store("draft", as: String.self).load() == "Dear", "pushed back")
+                    #expect(try await fresh.store("theme", as: String.self).load() == "dark")
+                    #expect(try await fresh.store("tags", as: [String].self).load() == ["work"])
+                }
+            }
+        }
+    }
+}
+#endif
