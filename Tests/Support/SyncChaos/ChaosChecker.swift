@@ -58,22 +58,11 @@ package struct ChaosChecker {
             }
 
             // No lost write: each is in the history of the converged record or of an archived one.
-            var covered: Set<String> = []
-            for key in ChaosKeys.valueNames {
-                covered.formUnion(model.history(of: model.identity(of: records[key])))
-            }
-            for conflict in archived where conflict.key != ChaosKeys.counter {
-                covered.formUnion(model.history(of: model.identity(value: conflict.value, stamp: conflict.stamp)))
-            }
             let writes = model.writes.filter { $0.account == account }
-            // A removal that lost to another removal is not archived: nothing it said is lost,
-            // since the key is removed all the same.
-            for write in writes where records[write.key]?.value == nil && model.isRemoval(write.id) {
-                covered.formUnion(model.history(of: write.id))
-            }
+            let covered = Self.covered(by: records, archived, writes: writes, model: model)
             for write in writes where !covered.contains(write.id) {
                 problems.append(
-                    "lost write: \(write.id) (\(write.key) on \(write.device)) is neither the converged value nor archived"
+                    "lost write: \(model.describe(write)) is neither the converged value nor archived"
                 )
             }
 
@@ -132,27 +121,52 @@ package struct ChaosChecker {
         return problems
     }
 
+    /// The `writes` that `records` (by key) and `conflicts` account for: each in the history of
+    /// a record or of an archived change, and each removal settled by the removal of its key, or
+    /// by a later removal that is accounted for (neither is archived, since nothing it said is
+    /// lost), with the writes it had seen.
+    static func covered(
+        by records: [String: SyncRecord],
+        _ conflicts: [SyncConflict],
+        writes: [ChaosModel.Write],
+        model: ChaosModel
+    ) -> Set<String> {
+        var covered: Set<String> = []
+        for key in ChaosKeys.valueNames {
+            covered.formUnion(model.history(of: model.identity(of: records[key])))
+        }
+        for conflict in conflicts where conflict.key != ChaosKeys.counter {
+            covered.formUnion(model.history(of: model.identity(value: conflict.value, stamp: conflict.stamp)))
+        }
+        for write in writes where records[write.key]?.value == nil && model.isRemoval(write.id) {
+            covered.formUnion(model.history(of: write.id))
+        }
+        var grew = true
+        while grew {
+            grew = false
+            for write in writes where !covered.contains(write.id) && model.isRemovalSettled(write, byOneOf: covered) {
+                covered.formUnion(model.history(of: write.id))
+                grew = true
+            }
+        }
+        return covered
+    }
+
     /// Local durability, after a device's process was killed and started again from its folder:
     /// each write `device` made to `account` (its latest of each key) is still in the replica,
     /// pending or acknowledged, or in the history of the record that replaced it, or archived
     /// or rejected there.
     package static func durabilityProblems(of replica: SyncReplicaDump, model: ChaosModel) -> [String] {
-        var covered: Set<String> = []
-        for key in ChaosKeys.valueNames {
-            covered.formUnion(model.history(of: model.identity(of: replica.records[key])))
-        }
-        for conflict in replica.archive + replica.rejected where conflict.key != ChaosKeys.counter {
-            covered.formUnion(model.history(of: model.identity(value: conflict.value, stamp: conflict.stamp)))
-        }
+        let writes = model.writes.filter { $0.account == replica.account }
+        let covered = covered(by: replica.records, replica.archive + replica.rejected, writes: writes, model: model)
         var latest: [String: ChaosModel.Write] = [:]
-        for write in model.writes where write.device == replica.device && write.account == replica.account {
+        for write in writes where write.device == replica.device {
             latest[write.key] = write
         }
         return latest.values.sorted { $0.key < $1.key }.compactMap { write in
-            let removed = replica.records[write.key]?.value == nil && model.isRemoval(write.id)
-            guard !covered.contains(write.id) && !removed else { return nil }
+            guard !covered.contains(write.id) else { return nil }
             return
-                "durability: \(write.id) (\(write.key)), which \(replica.device) acknowledged, is not in \(replica.name)"
+                "durability: \(model.describe(write)), which \(replica.device) acknowledged, is not in \(replica.name)"
                 + " after its restart: \(replica.records[write.key].map(SyncReplicaDump.describe) ?? "no record")"
         }
     }

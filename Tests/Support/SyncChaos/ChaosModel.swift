@@ -73,6 +73,25 @@ package final class ChaosModel: Sendable {
         state.withLock { $0.removals.values.contains(id) }
     }
 
+    /// A write in a few words, for failure messages: what it was made on, and a removal's stamp.
+    package func describe(_ write: Write) -> String {
+        let stamp = state.withLock { $0.removals.first { $0.value == write.id }?.key }
+        return "\(write.id) (\(stamp.map { "removal of \(write.key) stamped \($0)" } ?? "save of \(write.key)")"
+            + " on \(write.device), made on \(write.predecessor ?? "nothing"))"
+    }
+
+    /// Whether `write`, a removal, is settled by a later removal of its key among `settled`: two
+    /// concurrent removals go by stamp, and the earlier one is not archived, since nothing it
+    /// said is lost; a save may then be made on the later one.
+    package func isRemovalSettled(_ write: Write, byOneOf settled: Set<String>) -> Bool {
+        state.withLock { state in
+            guard let stamp = state.removals.first(where: { $0.value == write.id })?.key else { return false }
+            return state.removals.contains { other, id in
+                other > stamp && settled.contains(id) && state.writes.contains { $0.id == id && $0.key == write.key }
+            }
+        }
+    }
+
     package func increments(of account: String) -> Int {
         state.withLock { $0.increments[account] ?? 0 }
     }
