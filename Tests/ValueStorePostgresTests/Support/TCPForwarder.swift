@@ -61,6 +61,7 @@ final class TCPForwarder: Sendable {
         var listening = true
         var open = 0
         var accepted = 0
+        var droppedAnswers = 0
         /// Whether the server's notifications are dropped on the way to the client.
         var dropsNotifications = false
         /// Where new connections go.
@@ -158,6 +159,10 @@ final class TCPForwarder: Sendable {
 
     /// How many connections it accepted, ever.
     var acceptedConnections: Int { state.withLock { $0.accepted } }
+
+    /// How many answers it dropped in ``Mode/dropResponses``, ever: requests the server finished
+    /// and the client never heard of.
+    var droppedAnswers: Int { state.withLock { $0.droppedAnswers } }
 
     /// Runs `body` with a forwarder to the server, stopped after it.
     static func withForwarder<Result: Sendable>(
@@ -318,6 +323,7 @@ final class TCPForwarder: Sendable {
                         droppingCommittedAnswers: after.0 == .dropResponses)
                     guard !answer.dropped else {
                         // The server finished the request: the client never hears of it.
+                        state.withLock { $0.droppedAnswers += 1 }
                         Self.closeWithReset(client)
                         close(server)
                         return

@@ -101,6 +101,7 @@ extension PostgresTests {
                         try await PostgresServer.integer(direct, "SELECT count(*)::bigint FROM \(unescaped: table)")
                             == 1,
                         "yet the commit applied")
+                    #expect(forwarder.droppedAnswers == 1)
                     // A new connection starts up, and loses the answer to its first statement.
                     let fresh = try await forwarder.connect()
                     await #expect(throws: (any Error).self) { try await fresh.selectOne() }
