@@ -184,6 +184,8 @@ let package = Package(
                 // Its `postgres` modes, for the PostgreSQL tests.
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                // Its device mode logs to standard error: standard output carries its answers.
+                product("Logging", of: "swift-log", with: "PostgreSQL"),
             ],
             swiftSettings: strictness
         ),
