@@ -102,7 +102,7 @@ final class SyncDeviceProcess {
     }
 
     /// Asks the process to quit and waits for it, then stops the forwarder; kills a process that
-    /// does not answer in time.
+    /// answers something else.
     func quit() async {
         if isStopped { resume() }
         forwarder.mode = .pass

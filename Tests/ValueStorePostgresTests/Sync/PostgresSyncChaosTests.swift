@@ -36,7 +36,7 @@ extension PostgresTests {
                 let start = ContinuousClock.now
                 let problems: [String]
                 do {
-                    problems = try await schedule.run(steps: 100)
+                    problems = try await schedule.run(steps: 100, budget: .seconds(30))
                 } catch {
                     problems = ["the schedule stopped: \(error)"]
                 }
