@@ -177,16 +177,23 @@ let package = Package(
             name: "ValueStoreTestHelper",
             dependencies: [
                 "ValueStore",
-                // Its `sync-save-loop` mode, for the sync replica's crash test.
-                "ValueStoreSync",
+                // Its `sync-save-loop` mode, for the sync replica's crash test, and its
+                // `sync-device` mode, a device of the PostgreSQL chaos test, which speaks the
+                // chaos checker's types.
+                "ValueStoreSync", "ValueStoreTestSupport",
                 // Its `postgres` modes, for the PostgreSQL tests.
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                // Its device mode logs to standard error: standard output carries its answers.
+                product("Logging", of: "swift-log", with: "PostgreSQL"),
             ],
             swiftSettings: strictness
         ),
-        // What both test targets use to run ValueStoreTestHelper in a process of its own.
-        .target(name: "ValueStoreTestSupport", path: "Tests/Support", swiftSettings: strictness),
+        // What the test targets use to run ValueStoreTestHelper in a process of its own, and the
+        // sync chaos tests' model and checker, which the helper's device processes share.
+        .target(
+            name: "ValueStoreTestSupport", dependencies: ["ValueStore", "ValueStoreSync"], path: "Tests/Support",
+            swiftSettings: strictness),
         .testTarget(
             name: "ValueStoreTests",
             dependencies: ["ValueStore", "ValueStoreTesting", "ValueStoreTestHelper", "ValueStoreTestSupport"],

@@ -14,22 +14,35 @@ import PostgresNIO
 import ValueStore
 import ValueStorePostgres
 
-func postgres(_ arguments: [String]) async throws {
+/// The configuration of a client for the server the variables name, or for `host` and `port`
+/// (a test's forwarder to it).
+func postgresConfiguration(host: String? = nil, port: Int? = nil) -> PostgresClient.Configuration {
     let environment = ProcessInfo.processInfo.environment
-    let configuration = PostgresClient.Configuration(
-        host: environment["PGHOST"] ?? "localhost",
-        port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
+    return PostgresClient.Configuration(
+        host: host ?? environment["PGHOST"] ?? "localhost",
+        port: port ?? environment["PGPORT"].flatMap(Int.init) ?? 5432,
         username: environment["PGUSER"] ?? "postgres",
         password: environment["PGPASSWORD"],
         database: environment["PGDATABASE"],
         tls: .disable
     )
-    let client = PostgresClient(
-        configuration: configuration,
-        backgroundLogger: Logger(label: "helper"))
-    try await withThrowingTaskGroup(of: Void.self) { group in
+}
+
+/// Runs `body` with a running client for `configuration`, which stops after it.
+func withPostgresClient<Result: Sendable>(
+    _ configuration: PostgresClient.Configuration,
+    _ body: (PostgresClient) async throws -> Result
+) async throws -> Result {
+    let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "helper"))
+    return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
         defer { group.cancelAll() }
+        return try await body(client)
+    }
+}
+
+func postgres(_ arguments: [String]) async throws {
+    try await withPostgresClient(postgresConfiguration()) { client in
         let table = try PostgresValueTable(client: client, name: arguments[1])
         let counter = table.store(arguments[2], as: Int.self)
         switch arguments[0] {

@@ -36,6 +36,7 @@
 //                                                     or "notFound"
 //     ValueStoreTestHelper postgres MODE …            see Postgres.swift (PostgreSQL trait)
 //     ValueStoreTestHelper sync-save-loop DIRECTORY   see Sync.swift
+//     ValueStoreTestHelper sync-device NAME …         see SyncDevice.swift (PostgreSQL trait)
 
 import Foundation
 import Synchronization
@@ -306,6 +307,9 @@ case "save-json" where arguments.count == 4:
     }
 case "sync-save-loop" where arguments.count == 3:
     try await syncSaveLoop(directory: URL(fileURLWithPath: arguments[2]))
+case "sync-device" where arguments.count >= 3:
+    // SyncDevice.swift; compiled only with the PostgreSQL trait.
+    try await syncDevice(Array(arguments.dropFirst(2)))
 case "userdefaults-unwritable" where arguments.count == 3:
     try await userDefaultsUnwritable(suite: arguments[2])
 default:
@@ -314,6 +318,7 @@ default:
             ("usage: ValueStoreTestHelper write-loop KIND PATH [KEY] | increment MODE PATH COUNT"
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
-                + " | userdefaults-unwritable SUITE | move-each-line FROM TO | sync-save-loop DIRECTORY\n").utf8))
+                + " | userdefaults-unwritable SUITE | move-each-line FROM TO | sync-save-loop DIRECTORY"
+                + " | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE\n").utf8))
     exit(64)
 }

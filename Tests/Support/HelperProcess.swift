@@ -9,6 +9,11 @@ package struct HelperProcess {
 
     /// Starts the helper with `arguments`, adding `environment` to this process's environment.
     package init(environment: [String: String] = [:], _ arguments: String...) throws {
+        try self.init(environment: environment, arguments: arguments)
+    }
+
+    /// Starts the helper with `arguments`, adding `environment` to this process's environment.
+    package init(environment: [String: String] = [:], arguments: [String]) throws {
         process.executableURL = try Self.executable()
         process.arguments = arguments
         if !environment.isEmpty {

@@ -9,7 +9,8 @@ import PostgresNIO
 import Synchronization
 
 /// A TCP forwarder the tests own, between a client and the `pg_virtualenv` server, that fails on
-/// demand as a network does: it refuses, resets or silently drops connections, with no root.
+/// demand as a network does: it refuses, resets or silently drops connections, or loses the
+/// answer to a commit, with no root.
 ///
 /// ```swift
 /// let forwarder = try TCPForwarder.toServer()
@@ -34,6 +35,13 @@ final class TCPForwarder: Sendable {
         /// Stops forwarding both ways without closing either side: a partition, a crashed host,
         /// a moved virtual IP. New connections are accepted and hang too.
         case blackhole
+        /// Forwards the client's requests, and drops the server's answer to each request that
+        /// leaves the session outside a transaction (a `COMMIT`, or a statement run on its own),
+        /// then resets the connection: the server applied the request, and the client never
+        /// hears of it, as when a network fails between a commit and its acknowledgement.
+        /// Answers inside a transaction pass, so a transaction runs up to its commit; so does a
+        /// new connection's start-up, up to its first `ReadyForQuery`.
+        case dropResponses
     }
 
     /// Where the forwarder sends connections.
@@ -53,6 +61,7 @@ final class TCPForwarder: Sendable {
         var listening = true
         var open = 0
         var accepted = 0
+        var droppedAnswers = 0
         /// Whether the server's notifications are dropped on the way to the client.
         var dropsNotifications = false
         /// Where new connections go.
@@ -150,6 +159,10 @@ final class TCPForwarder: Sendable {
 
     /// How many connections it accepted, ever.
     var acceptedConnections: Int { state.withLock { $0.accepted } }
+
+    /// How many answers it dropped in ``Mode/dropResponses``, ever: requests the server finished
+    /// and the client never heard of.
+    var droppedAnswers: Int { state.withLock { $0.droppedAnswers } }
 
     /// Runs `body` with a forwarder to the server, stopped after it.
     static func withForwarder<Result: Sendable>(
@@ -305,7 +318,17 @@ final class TCPForwarder: Sendable {
                 }
                 var bytes = Array(buffer[..<count])
                 if from == server {
-                    bytes = fromServer.pass(bytes, droppingNotifications: dropsNotifications)
+                    let answer = fromServer.pass(
+                        bytes, droppingNotifications: dropsNotifications,
+                        droppingCommittedAnswers: after.0 == .dropResponses)
+                    guard !answer.dropped else {
+                        // The server finished the request: the client never hears of it.
+                        state.withLock { $0.droppedAnswers += 1 }
+                        Self.closeWithReset(client)
+                        close(server)
+                        return
+                    }
+                    bytes = answer.bytes
                 }
                 guard Self.writeAll(to, bytes, bytes.count) else {
                     close(client)
@@ -391,28 +414,59 @@ private let noSignal: Int32 = 0  // no MSG_NOSIGNAL; these tests run under Debia
 #endif
 
 /// The server's side of one connection, cut into messages (a type byte, then a 32-bit length
-/// that counts itself), so that notifications can be dropped whole. Without TLS, every message
-/// the server sends has this shape, from the first.
+/// that counts itself), so that notifications, or a whole answer, can be dropped. Without TLS,
+/// every message the server sends has this shape, from the first.
 private struct ServerMessages {
     private var pending: [UInt8] = []
+    /// The answer so far to the request in progress, held back while answers to commits are
+    /// dropped: it goes on, or is dropped, at its `ReadyForQuery`.
+    private var answer: [UInt8] = []
+    /// Whether the connection's start-up is over (its first `ReadyForQuery` went by).
+    private var isStarted = false
 
-    /// The bytes to send on: whole messages, less notifications when `dropping`; a partial
-    /// message waits for the rest.
-    mutating func pass(_ bytes: [UInt8], droppingNotifications dropping: Bool) -> [UInt8] {
+    /// The bytes to send on: whole messages, less notifications when `droppingNotifications`; a
+    /// partial message waits for the rest. When `droppingCommittedAnswers`, each answer is held
+    /// until its `ReadyForQuery` (`Z`), whose status byte says where the session stands: in a
+    /// transaction (`T`, `E`) the answer goes on; outside one (`I`) the request committed (or
+    /// ran on its own), and `dropped` is true: the caller resets the connection. The start-up's
+    /// messages always pass.
+    mutating func pass(
+        _ bytes: [UInt8],
+        droppingNotifications: Bool,
+        droppingCommittedAnswers: Bool
+    ) -> (bytes: [UInt8], dropped: Bool) {
         pending += bytes
         var out: [UInt8] = []
+        if !droppingCommittedAnswers {
+            out = answer
+            answer = []
+        }
         var start = 0
         while pending.count - start >= 5 {
             let length = pending[start + 1..<start + 5].reduce(0) { $0 << 8 | Int($1) }
             let end = start + 1 + length
             guard end <= pending.count else { break }
-            if !(dropping && pending[start] == UInt8(ascii: "A")) {
-                out += pending[start..<end]
-            }
+            let type = pending[start]
+            let message = pending[start..<end]
             start = end
+            if type == UInt8(ascii: "A") {
+                // A notification is no answer: it passes, unless notifications are dropped.
+                if !droppingNotifications { out += message }
+            } else if !droppingCommittedAnswers || !isStarted {
+                out += message
+                isStarted = isStarted || type == UInt8(ascii: "Z")
+            } else if type == UInt8(ascii: "Z") && length == 5 && message.last == UInt8(ascii: "I") {
+                return (out, true)
+            } else {
+                answer += message
+                if type == UInt8(ascii: "Z") {
+                    out += answer
+                    answer = []
+                }
+            }
         }
         pending.removeFirst(start)
-        return out
+        return (out, false)
     }
 }
 

@@ -83,6 +83,38 @@ extension PostgresTests {
             }
         }
 
+        @Test func dropResponsesLosesTheAnswerToACommitThatApplied() async throws {
+            try await PostgresServer.withClient { direct in
+                let table = PostgresServer.scratchName()
+                try await PostgresServer.execute(direct, "CREATE TABLE \(unescaped: table) (n bigint)")
+                try await TCPForwarder.withForwarder { forwarder in
+                    let logger = Logger(label: "forwarder-tests")
+                    let connection = try await forwarder.connect()
+                    try await connection.query("BEGIN", logger: logger)
+                    forwarder.mode = .dropResponses
+                    // Inside the transaction, answers pass.
+                    try await connection.query("INSERT INTO \(unescaped: table) VALUES (1)", logger: logger)
+                    await #expect(throws: (any Error).self, "the commit's answer never arrives") {
+                        try await connection.query("COMMIT", logger: logger)
+                    }
+                    #expect(
+                        try await PostgresServer.integer(direct, "SELECT count(*)::bigint FROM \(unescaped: table)")
+                            == 1,
+                        "yet the commit applied")
+                    #expect(forwarder.droppedAnswers == 1)
+                    // A new connection starts up, and loses the answer to its first statement.
+                    let fresh = try await forwarder.connect()
+                    await #expect(throws: (any Error).self) { try await fresh.selectOne() }
+                    Task { try? await fresh.close() }
+                    forwarder.mode = .pass
+                    let again = try await forwarder.connect()
+                    #expect(try await again.selectOne() == 1)
+                    try await again.close()
+                }
+                try await PostgresServer.execute(direct, "DROP TABLE \(unescaped: table)")
+            }
+        }
+
         @Test func blackholingOpenConnectionsLetsNewOnesPass() async throws {
             try await TCPForwarder.withForwarder { forwarder in
                 let old = try await forwarder.connect()

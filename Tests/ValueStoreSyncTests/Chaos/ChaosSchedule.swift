@@ -10,8 +10,9 @@ import ValueStoreTestSupport
 /// the server is restored from a backup or starts a new epoch. Then every fault stops, every
 /// replica syncs until quiet, and ``ChaosChecker`` checks every invariant.
 ///
-/// Every value written is unique (`w17@alice`), and the model keeps each write's causal history
-/// (the writes of that key its device had seen), so the checker can tell where every write went.
+/// Every value written is unique (`w17@alice`, see ``ChaosKeys``), and the model keeps each
+/// write's causal history (the writes of that key its device had seen), so the checker can tell
+/// where every write went.
 final class ChaosSchedule {
     let seed: UInt64
     private var random: SeededRandom
@@ -26,17 +27,6 @@ final class ChaosSchedule {
     /// The accounts that started a new epoch: their counters may have lost increments to the
     /// archive, and a write may lose to a record it had seen.
     private(set) var renewed: Set<String> = []
-
-    /// The keys every replica has, by policy.
-    static let keys: [(name: String, policy: SyncRecord.Policy)] = [
-        ("lww", .lastWriterWins), ("sbr", .saveBeatsRemove), ("cas", .compareAndSet),
-    ]
-    static let counter = "counter"
-    static let counterPolicy = SyncPolicy<[String: Int]>.merge { _, local, remote in
-        (local ?? [:]).merging(remote ?? [:], uniquingKeysWith: max)
-    }
-    /// The default a store shows for absence, which must never reach the server.
-    static let defaultValue = "DEFAULT"
 
     final class Device {
         let name: String
@@ -69,14 +59,29 @@ final class ChaosSchedule {
         }
         for _ in 0..<Int.random(in: 6...16, using: &random) {
             try await step()
-            let problems = model.checkMonotonicReads(devices: devices, accounts: accounts)
+            var problems: [String] = []
+            for device in devices {
+                guard let replica = device.replica else { continue }
+                problems += model.checkMonotonicReads(
+                    device: device.name, account: accounts[device.account].id, versions: replica.syncedVersions)
+            }
             if !problems.isEmpty { return problems }
         }
         guard let healed = try await heal() else {
             return ["the replicas did not converge within 8 rounds of syncNow() on every replica after healing"]
                 + notQuiet
         }
-        return try await ChaosChecker(schedule: self, replicas: healed).problems()
+        var replicas: [SyncReplicaDump] = []
+        for replica in healed {
+            replicas.append(try await SyncReplicaDump(device: replica.device, replica: replica.replica))
+        }
+        var server: [String: ChaosChecker.Server] = [:]
+        for account in accounts {
+            server[account.id] = ChaosChecker.Server(
+                records: self.server.state(of: account)?.records.mapValues(\.record) ?? [:],
+                archive: try await self.server.archivedConflicts(for: account))
+        }
+        return ChaosChecker(model: model, server: server, replicas: replicas, renewed: renewed).problems()
     }
 
     private func say(_ line: String) {
@@ -135,18 +140,9 @@ final class ChaosSchedule {
         device.replica = replica
         device.remote = remote
         if makingCounter {
-            _ = counterStore(replica)
+            _ = ChaosKeys.counter(in: replica)
         }
         model.noteOpened(device: name, account: account.id, id: try await replica.id)
-    }
-
-    func counterStore(_ replica: SyncReplica) -> ValueStore<Void, [String: Int]> {
-        replica.store(Self.counter, as: [String: Int].self, policy: Self.counterPolicy)
-    }
-
-    func store(_ replica: SyncReplica, _ key: String) -> ValueStore<Void, String> {
-        let policy = Self.keys.first { $0.name == key }!.policy
-        return replica.store(key, as: String.self, policy: SyncPolicy(kind: policy, merge: nil))
     }
 
     /// A device with an open replica.
@@ -178,39 +174,33 @@ final class ChaosSchedule {
     private func write() async throws {
         let (device, replica) = anOpenDevice()
         let account = accounts[device.account].id
-        let key = pick(Self.keys).name
-        let store = store(replica, key)
-        let before = replica.record(for: key)
-        let isFirstSyncEdit = !replica.hasPulled
+        let key = pick(ChaosKeys.valueNames)
+        let store = ChaosKeys.store(key, in: replica)
         let id = model.nextWriteID()
         let value = "\(id)@\(account)"
-        if key != "cas" && chance(25) {
-            try await store.remove()
-            say("\(device.name): remove \(key) (\(id))")
-        } else if key == "cas" {
-            try await store.optional().update { $0 = value }
-            say("\(device.name): update \(key) to \(value)")
-        } else {
-            try await store.save(value)
-            say("\(device.name): save \(key) = \(value)")
+        let removing = key != "cas" && chance(25)
+        let observed = try await replica.observing(key) {
+            if removing {
+                try await store.remove()
+            } else if key == "cas" {
+                try await store.optional().update { $0 = value }
+            } else {
+                try await store.save(value)
+            }
         }
-        let after = replica.record(for: key)
-        guard let after, after != before else { return }
-        model.noteWrite(
-            id: id, device: device.name, account: account, key: key, record: after, predecessor: before,
-            isFirstSyncEdit: isFirstSyncEdit)
+        if removing {
+            say("\(device.name): remove \(key) (\(id))")
+        } else {
+            say("\(device.name): \(key == "cas" ? "update" : "save") \(key) = \(value)")
+        }
+        model.noteWrite(id: id, device: device.name, account: account, key: key, observed: observed)
     }
 
     /// Adds one to the device's own count in the account's counter.
     private func increment() async throws {
         let (device, replica) = anOpenDevice()
         let account = accounts[device.account].id
-        let name = device.name
-        try await counterStore(replica).optional().update { counts in
-            var value = counts ?? [:]
-            value[name, default: 0] += 1
-            counts = value
-        }
+        try await ChaosKeys.increment(device.name, in: replica)
         model.noteIncrement(account: account)
         say("\(device.name): counter += 1")
     }
@@ -218,8 +208,8 @@ final class ChaosSchedule {
     /// Loads a key through `.default`: its default must never be written.
     private func readWithADefault() async throws {
         let (device, replica) = anOpenDevice()
-        let key = pick(Self.keys).name
-        let value = try await store(replica, key).default(Self.defaultValue).load()
+        let key = pick(ChaosKeys.valueNames)
+        let value = try await ChaosKeys.store(key, in: replica).default(ChaosKeys.defaultValue).load()
         say("\(device.name): read \(key) with a default: \(value)")
     }
 
@@ -346,7 +336,7 @@ final class ChaosSchedule {
                 let remote = FaultyRemote(server.remote(for: account))
                 let replica = try SyncReplica(
                     directory: device.folder, account: account, remote: remote.remote, options: options(for: device))
-                _ = counterStore(replica)
+                _ = ChaosKeys.counter(in: replica)
                 model.noteOpened(device: name, account: account.id, id: try await replica.id)
                 healed.append(Healed(device: device.name, account: account.id, replica: replica, remote: remote))
             }
@@ -378,36 +368,17 @@ final class ChaosSchedule {
     /// What kept the last healing round from being quiet.
     private var notQuiet: [String] = []
 
-    private func describe(_ record: SyncRecord) -> String {
-        let value = record.value.map { String(decoding: $0, as: UTF8.self) } ?? "removed"
-        return
-            "\(value) stamp \(record.stamp) base \(record.base.map { "\($0)" } ?? "none") version \(record.version.map { "\($0)" } ?? "pending")"
-    }
-
     /// Whether every replica agrees with the server and has nothing pending.
     private func isQuiet(_ healed: [Healed]) async throws -> Bool {
         notQuiet = []
         for replica in healed {
-            let name = "\(replica.device)/\(replica.account)"
-            let status = replica.replica.status
-            if status.pendingChanges != 0 {
-                let pending = replica.replica.records.filter { $0.value.version == nil }.keys.sorted()
-                notQuiet.append("\(name): pending \(pending), last error \(status.lastError.map { "\($0)" } ?? "none")")
+            let dump = try await SyncReplicaDump(device: replica.device, replica: replica.replica)
+            let server = self.server.state(of: SyncAccount(id: replica.account))?.records.mapValues(\.record) ?? [:]
+            let unsettled = dump.unsettled(against: server)
+            notQuiet += unsettled
+            if dump.pendingChanges != 0 {
                 notQuiet.append(
                     "  its requests while healing: \(replica.remote.log.suffix(12).joined(separator: ", "))")
-            }
-            let server = self.server.state(of: SyncAccount(id: replica.account))?.records ?? [:]
-            let serverValues = server.compactMapValues { $0.record.value }
-            let localValues = replica.replica.records.compactMapValues(\.value)
-            if serverValues != localValues {
-                let keys = Set(serverValues.keys).union(localValues.keys).filter { serverValues[$0] != localValues[$0] }
-                notQuiet.append(
-                    "\(name): differs from the server at \(keys.sorted()), last error \(status.lastError.map { "\($0)" } ?? "none")"
-                )
-                for key in keys.sorted() {
-                    notQuiet.append("  local \(replica.replica.records[key].map(describe) ?? "none")")
-                    notQuiet.append("  server \(server[key].map { describe($0.record) } ?? "none")")
-                }
             }
         }
         return notQuiet.isEmpty

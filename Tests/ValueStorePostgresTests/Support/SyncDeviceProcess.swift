@@ -1,0 +1,118 @@
+#if PostgreSQL
+import Foundation
+import ValueStoreTestSupport
+
+/// One device of the sync chaos test: a `ValueStoreTestHelper sync-device` process with a folder
+/// of its own, talking to the server through a forwarder of its own, which the test can kill
+/// (`kill -9`) and start again from its folder, stop (`SIGSTOP`) and continue.
+///
+/// ```swift
+/// let device = try SyncDeviceProcess(name: "d0", folder: folder, account: "alice", table: "sync")
+/// let answer = try await device.send("save lww w1@alice")
+/// device.forwarder.mode = .dropResponses
+/// ```
+final class SyncDeviceProcess {
+    let name: String
+    let folder: URL
+    let table: String
+    let forwarder: TCPForwarder
+    /// The account its current replica syncs.
+    private(set) var account: String
+    /// Whether it is stopped (`SIGSTOP`): a command sent now is answered once it continues.
+    private(set) var isStopped = false
+    private var helper: HelperProcess
+
+    struct Exited: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Starts a device on `folder` (made, or copied before), syncing `account` with the sync
+    /// tables named `table` through a new forwarder to the server.
+    init(name: String, folder: URL, account: String, table: String) throws {
+        self.name = name
+        self.folder = folder
+        self.account = account
+        self.table = table
+        forwarder = try TCPForwarder.toServer()
+        helper = try Self.start(name: name, folder: folder, account: account, table: table, port: forwarder.port)
+    }
+
+    private static func start(name: String, folder: URL, account: String, table: String, port: Int) throws
+        -> HelperProcess
+    {
+        try HelperProcess(
+            arguments: [
+                "sync-device", name, folder.path(percentEncoded: false), account, "127.0.0.1", String(port), table,
+            ])
+    }
+
+    /// Sends one command and returns its answer.
+    /// - Throws: `Exited` when the process ended, or printed something other than an answer.
+    func send(_ command: String) async throws -> SyncDeviceAnswer {
+        try helper.send(command)
+        guard let line = await helper.nextLine() else {
+            throw Exited(description: "\(name) exited (status \(helper.wait())) before it answered '\(command)'")
+        }
+        do {
+            return try JSONDecoder().decode(SyncDeviceAnswer.self, from: Data(line.utf8))
+        } catch {
+            throw Exited(description: "\(name) answered '\(command)' with '\(line)'")
+        }
+    }
+
+    /// The replica of `account` (the current one by default), as the device holds it.
+    func dump(_ account: String? = nil) async throws -> SyncReplicaDump {
+        let answer = try await send(account.map { "dump \($0)" } ?? "dump")
+        guard let dump = answer.dump else {
+            throw Exited(description: "\(name) could not dump: \(answer.error ?? "no dump")")
+        }
+        return dump
+    }
+
+    /// Switches to `account`'s replica.
+    func switchAccount(to account: String) async throws {
+        let answer = try await send("switch \(account)")
+        if let error = answer.error {
+            throw Exited(description: "\(name) could not switch to \(account): \(error)")
+        }
+        self.account = account
+    }
+
+    /// Kills the process (`SIGKILL`), which may be in the middle of anything but a command.
+    func kill() {
+        helper.kill()
+        isStopped = false
+    }
+
+    /// Starts the process again, on the same folder and account, after ``kill()``.
+    func restart() throws {
+        helper = try Self.start(name: name, folder: folder, account: account, table: table, port: forwarder.port)
+    }
+
+    /// Stops the process (`SIGSTOP`): its `run()`, its connections and its timers freeze.
+    func stop() {
+        Foundation.kill(helper.process.processIdentifier, SIGSTOP)
+        isStopped = true
+    }
+
+    /// Lets a stopped process go on (`SIGCONT`).
+    func resume() {
+        Foundation.kill(helper.process.processIdentifier, SIGCONT)
+        isStopped = false
+    }
+
+    /// Asks the process to quit and waits for it, then stops the forwarder; kills a process that
+    /// answers something else.
+    func quit() async {
+        if isStopped { resume() }
+        forwarder.mode = .pass
+        do {
+            _ = try await send("quit")
+            _ = helper.wait()
+        } catch {
+            kill()
+        }
+        forwarder.stop()
+    }
+}
+#endif
