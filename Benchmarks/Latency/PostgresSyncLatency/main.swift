@@ -79,15 +79,19 @@ func breakdown(of sync: PostgresSyncTable, in folder: URL, count: Int) async thr
     let save = try await median { try await local.save($0) }
     let remote = sync.remote(for: SyncAccount(id: "parts"))
     let replica = ReplicaID("parts")
-    var pushed = ServerVersion.zero
+    // A push names the server's epoch, which a first pull gives.
+    let epoch = try await remote.pull(
+        SyncPullRequest(
+            account: "parts", replica: replica, epoch: nil, cursor: .zero, seen: .zero, limit: 1, isResync: false)
+    ).epoch
     let push = try await median { index in
         let stamp = HybridTimestamp(milliseconds: Int64(index + 1), counter: 0, replica: replica)
         let record = SyncRecord(
             key: "count", value: Data("\(index)".utf8), stamp: stamp, base: nil, policy: .lastWriterWins)
         let response = try await remote.push(
             SyncPushRequest(
-                account: "parts", replica: replica, epoch: nil, seen: pushed, cursor: .zero, changes: [record]))
-        if case .accepted(let version) = response.outcomes.first { pushed = version }
+                account: "parts", replica: replica, epoch: epoch, seen: .zero, cursor: .zero, changes: [record]))
+        guard case .accepted = response.outcomes.first else { fatalError("the push was not accepted: \(response)") }
     }
     let pull = try await median { _ in
         _ = try await remote.pull(

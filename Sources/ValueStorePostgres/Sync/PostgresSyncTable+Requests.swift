@@ -4,23 +4,48 @@ import PostgresNIO
 import ValueStore
 import ValueStoreSync
 
-// The two requests: the rows a request involves are read in one statement (a push's under the
-// account row's lock, in a transaction), `SyncServerRules` answers as it does in memory, and what
-// changed is written back in one statement. Every statement is prepared once per connection, so a
-// push costs four round trips (BEGIN, read, write, COMMIT) and a pull two (read, progress).
+// The two requests: the rows a request involves are read in one statement, `SyncServerRules`
+// answers as it does in memory, and what changed is written back in one statement. Every
+// statement is prepared once per connection, so a push costs two round trips (a read, then a
+// write that applies only if the account's row is still the one read) and a pull two (read,
+// progress).
 extension PostgresSyncTable {
-    /// Answers a push: one transaction under the account row's exclusive lock, committed durably.
+    /// How many times a push reads and answers again when another write to the account came in
+    /// between, before it takes the account row's lock for its read instead.
+    static let optimisticPushes = 3
+
+    /// Answers a push, committed durably. It reads in one snapshot and writes in one statement
+    /// that applies only if the account's row is still the version it read (every write to an
+    /// account's records, idempotency entries or epoch also rewrites its row, so nothing the
+    /// answer depends on changed in between); when another write came in between, it answers
+    /// again, and after ``optimisticPushes`` tries it reads under the row's lock, in a transaction.
     func push(_ request: SyncPushRequest) async throws -> SyncPushResponse {
         let table = self
         let ahead = Self.milliseconds(maximumClockAhead)
         let channel = try await resolvedRecords().channel
+        for _ in 0..<Self.optimisticPushes {
+            let answered = try await records.connected(step: .write, store: label) { connection in
+                var (state, now, version) = try await table.readForPush(request, locking: false, on: connection)
+                let before = state
+                let (response, wrote) = SyncServerRules.answer(
+                    request, in: &state, serverTime: now, maximumClockAhead: ahead)
+                let applied = try await table.write(
+                    state, over: before, account: request.account, poking: wrote ? channel : nil,
+                    ifRowIs: version, on: connection)
+                return applied ? response : nil
+            }
+            if let answered {
+                return answered
+            }
+        }
         return try await transaction(step: .write) { connection in
-            var (state, now) = try await table.readForPush(request, on: connection)
+            var (state, now, _) = try await table.readForPush(request, locking: true, on: connection)
             let before = state
             let (response, wrote) = SyncServerRules.answer(
                 request, in: &state, serverTime: now, maximumClockAhead: ahead)
             try await table.write(
-                state, over: before, account: request.account, poking: wrote ? channel : nil, on: connection)
+                state, over: before, account: request.account, poking: wrote ? channel : nil, ifRowIs: nil,
+                on: connection)
             return response
         }
     }
@@ -35,7 +60,8 @@ extension PostgresSyncTable {
             var (state, now) = try await table.readForPull(request, on: connection)
             let before = state
             let response = SyncServerRules.answer(request, in: &state, serverTime: now)
-            try await table.write(state, over: before, account: request.account, poking: nil, on: connection)
+            try await table.write(
+                state, over: before, account: request.account, poking: nil, ifRowIs: nil, on: connection)
             return response
         }
     }
@@ -64,19 +90,22 @@ extension PostgresSyncTable {
         }
     }
 
-    /// Reads, under the account row's exclusive lock, what a push involves: the row (made if
-    /// the account has none), the server's clock, the records of the keys it names, the
-    /// idempotency entries of its changes' authors and keys, and the pusher's progress. Its
-    /// transaction also takes `synchronous_commit = on` (or keeps `remote_apply`).
+    /// Reads what a push involves: the account's row (made if the account has none) and its
+    /// version (`xmin`, which every rewrite of the row changes), the server's clock, the records
+    /// of the keys it names, the idempotency entries of its changes' authors and keys, and the
+    /// pusher's progress. With `locking`, it reads under the row's exclusive lock, and its
+    /// transaction takes `synchronous_commit = on` (or keeps `remote_apply`).
     private func readForPush(
         _ request: SyncPushRequest,
+        locking: Bool,
         on connection: PostgresConnection
-    ) async throws -> (state: SyncAccountState, now: Int64) {
+    ) async throws -> (state: SyncAccountState, now: Int64, version: String) {
         let account = request.account
         let keys = Array(Set(request.changes.map(\.key)))
         let entries = Array(Set(request.changes.map { SyncReplicaKey(replica: $0.stamp.replica, key: $0.key) }))
         let read: PostgresQuery = """
-            SELECT \(unescaped: PostgresValueTable.durable) IS NOT NULL, a.epoch, a.head, a.horizon,
+            SELECT \(unescaped: locking ? PostgresValueTable.durable : "''") IS NOT NULL, a.xmin::text, a.epoch,
+                a.head, a.horizon,
                 (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
                 (SELECT coalesce(array_agg(r.record), '{}') FROM \(unescaped: records.table.quoted) r
                     WHERE r.account = \(account)::text AND r.key = ANY(\(keys)::text[])),
@@ -91,7 +120,8 @@ extension PostgresSyncTable {
                         (SELECT * FROM unnest(\(entries.map(\.replica.rawValue))::text[], \(entries.map(\.key))::text[]))),
                 (SELECT q.cursor FROM \(unescaped: replicas.quoted) q WHERE q.account = \(account)::text AND q.replica = \(request.replica.rawValue)::text),
                 (SELECT q.seen FROM \(unescaped: replicas.quoted) q WHERE q.account = \(account)::text AND q.replica = \(request.replica.rawValue)::text)
-            FROM \(unescaped: accounts.quoted) a WHERE a.account = \(account)::text FOR UPDATE OF a
+            FROM \(unescaped: accounts.quoted) a WHERE a.account = \(account)::text
+            \(unescaped: locking ? "FOR UPDATE OF a" : "")
             """
         if let found = try await readState(read, of: request.replica, on: connection) {
             return found
@@ -164,10 +194,14 @@ extension PostgresSyncTable {
         _ read: PostgresQuery,
         of replica: ReplicaID,
         on connection: PostgresConnection
-    ) async throws -> (state: SyncAccountState, now: Int64)? {
+    ) async throws -> (state: SyncAccountState, now: Int64, version: String)? {
         for try await row in try await PostgresPreparedQuery.run(read, on: connection) {
-            let (_, epoch, head, horizon, now, records, authors, keys, entries, cursor, seen) = try row.decode(
-                (Bool, UUID, Int64, Int64, Int64, [ByteBuffer], [String], [String], [ByteBuffer], Int64?, Int64?).self)
+            let (_, version, epoch, head, horizon, now, records, authors, keys, entries, cursor, seen) = try row.decode(
+                (
+                    Bool, String, UUID, Int64, Int64, Int64, [ByteBuffer], [String], [String], [ByteBuffer], Int64?,
+                    Int64?
+                )
+                .self)
             var state = SyncAccountState(
                 row: SyncAccountRow(epoch: epoch, head: ServerVersion(head), horizon: ServerVersion(horizon)))
             for bytes in records {
@@ -181,7 +215,7 @@ extension PostgresSyncTable {
             if let cursor, let seen {
                 state.progress[replica] = SyncReplicaProgress(cursor: ServerVersion(cursor), seen: ServerVersion(seen))
             }
-            return (state, now)
+            return (state, now, version)
         }
         return nil
     }
@@ -189,13 +223,20 @@ extension PostgresSyncTable {
     /// Writes, in one statement, what a request changed in `state` since `before`: records and
     /// idempotency entries (upserted), archived losers (appended), progress (never lowered), the
     /// account row, and the poke on `channel` when given (delivered at commit).
+    ///
+    /// With `version`, the statement writes only if the account's row is still that version
+    /// (`xmin`), rewrites the row in any case so the next writer sees a new version, and takes
+    /// `synchronous_commit = on` (or keeps `remote_apply`); it returns whether it wrote. Without,
+    /// it writes (in a transaction that holds the row's lock) and returns `true`.
+    @discardableResult
     private func write(
         _ state: SyncAccountState,
         over before: SyncAccountState,
         account: String,
         poking channel: String?,
+        ifRowIs version: String?,
         on connection: PostgresConnection
-    ) async throws {
+    ) async throws -> Bool {
         let records = state.records.values.filter { before.records[$0.record.key] != $0 }
         let entries = state.idempotency.filter { before.idempotency[$0.key] != $0.value }
         let entryKeys = Array(entries.keys)
@@ -205,14 +246,27 @@ extension PostgresSyncTable {
         guard
             !records.isEmpty || !entries.isEmpty || !archived.isEmpty || progress != nil || rowChanged
                 || channel != nil
-        else { return }
+        else { return true }
+        // With a version, the row's update is the check every other write waits for; without,
+        // it is a plain update of what changed, and everything applies.
+        let guarded = version != nil
+        let applies = "(NOT \(guarded) OR EXISTS (SELECT 1 FROM moved))"
         let statement: PostgresQuery = """
-            WITH written AS (
+            WITH moved AS (
+                UPDATE \(unescaped: accounts.quoted) SET epoch = \(state.row.epoch)::uuid,
+                    head = \(state.row.head.rawValue)::int8, horizon = \(state.row.horizon.rawValue)::int8
+                WHERE account = \(account)::text AND CASE WHEN \(guarded)::bool
+                    THEN xmin::text = \(version ?? "")::text AND \(unescaped: PostgresValueTable.durable) IS NOT NULL
+                    ELSE \(rowChanged)::bool END
+                RETURNING 1
+            ),
+            written AS (
                 INSERT INTO \(unescaped: self.records.table.quoted) AS stored (account, key, version, removal, stamp_ms, record)
                 SELECT \(account)::text, * FROM unnest(
                     \(records.map(\.record.key))::text[], \(records.map(\.version.rawValue))::int8[],
                     \(records.map(\.record.isRemoval))::bool[], \(records.map(\.record.stamp.milliseconds))::int8[],
                     \(try records.map { ByteBuffer(bytes: try PostgresSyncRows.encode($0)) })::bytea[])
+                WHERE \(unescaped: applies)
                 ON CONFLICT (account, key) DO UPDATE SET version = excluded.version, removal = excluded.removal,
                     stamp_ms = excluded.stamp_ms, record = excluded.record
             ),
@@ -221,6 +275,7 @@ extension PostgresSyncTable {
                 SELECT \(account)::text, * FROM unnest(
                     \(entryKeys.map(\.replica.rawValue))::text[], \(entryKeys.map(\.key))::text[],
                     \(try entryKeys.map { ByteBuffer(bytes: try PostgresSyncRows.encode(entries[$0]!)) })::bytea[])
+                WHERE \(unescaped: applies)
                 ON CONFLICT (account, author, key) DO UPDATE SET entry = excluded.entry
             ),
             lost AS (
@@ -229,24 +284,25 @@ extension PostgresSyncTable {
                     \(archived.map(\.version.rawValue))::int8[], \(archived.map(\.writer.rawValue))::text[],
                     \(archived.map(\.isPulled))::bool[],
                     \(try archived.map { ByteBuffer(bytes: try PostgresSyncRows.encode($0)) })::bytea[])
+                WHERE \(unescaped: applies)
             ),
             progressed AS (
                 INSERT INTO \(unescaped: replicas.quoted) AS known (account, replica, cursor, seen)
                 SELECT \(account)::text, \(progress?.key.rawValue ?? "")::text, \(progress?.value.cursor.rawValue ?? 0)::int8,
                     \(progress?.value.seen.rawValue ?? 0)::int8
-                WHERE \(progress != nil)::bool
+                WHERE \(progress != nil)::bool AND \(unescaped: applies)
                 ON CONFLICT (account, replica) DO UPDATE SET cursor = greatest(known.cursor, excluded.cursor),
                     seen = greatest(known.seen, excluded.seen)
-            ),
-            moved AS (
-                UPDATE \(unescaped: accounts.quoted) SET epoch = \(state.row.epoch)::uuid,
-                    head = \(state.row.head.rawValue)::int8, horizon = \(state.row.horizon.rawValue)::int8
-                WHERE account = \(account)::text AND \(rowChanged)::bool
             )
-            SELECT pg_notify(\(channel ?? "")::text, \("0 sync \(PostgresKey.identifier(account))")::text)
-            WHERE \(channel != nil)::bool
+            SELECT \(unescaped: applies),
+                (SELECT count(*) FROM pg_notify(\(channel ?? "")::text, \("0 sync \(PostgresKey.identifier(account))")::text)
+                    WHERE \(channel != nil)::bool AND \(unescaped: applies))
             """
-        try await PostgresPreparedQuery.run(statement, on: connection).drain()
+        var applied = false
+        for try await row in try await PostgresPreparedQuery.run(statement, on: connection) {
+            (applied, _) = try row.decode((Bool, Int64).self)
+        }
+        return applied
     }
 
     /// Pokes the account's replicas at commit: a notification on the records table's channel

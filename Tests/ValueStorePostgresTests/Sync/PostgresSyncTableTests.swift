@@ -200,6 +200,56 @@ extension PostgresTests {
             }
         }
 
+        /// Pushes read without a lock and write only over the account row they read: of many
+        /// replicas pushing a compare-and-set change made on the same absent key at once, from
+        /// two clients, exactly one is accepted, and every version is given once.
+        @Test func racingCompareAndSetPushesHaveOneWinner() async throws {
+            try await PostgresServer.withTwoClients { first, second in
+                let account = SyncAccount(id: "user-42")
+                let name = PostgresServer.scratchName()
+                let tables = [
+                    try PostgresSyncTable(client: first, name: name), try PostgresSyncTable(client: second, name: name),
+                ]
+                try await tables[0].createIfNeeded()
+                let remotes = tables.map { $0.remote(for: account) }
+                let epoch = try await remotes[0].pull(
+                    SyncPullRequest(
+                        account: account.id, replica: ReplicaID("looker"), epoch: nil, cursor: .zero, seen: .zero,
+                        limit: 1, isResync: false)
+                ).epoch
+                for round in 0..<5 {
+                    let outcomes = try await withThrowingTaskGroup(of: SyncPushResponse.Outcome.self) { group in
+                        for index in 0..<8 {
+                            group.addTask {
+                                let replica = ReplicaID("racer-\(index)")
+                                let change = SyncRecord(
+                                    key: "quota-\(round)", value: Data("\(index)".utf8),
+                                    stamp: HybridTimestamp(milliseconds: 1_000, counter: 0, replica: replica),
+                                    base: nil, policy: .compareAndSet)
+                                let response = try await remotes[index % 2].push(
+                                    SyncPushRequest(
+                                        account: account.id, replica: replica, epoch: epoch, seen: .zero,
+                                        cursor: .zero, changes: [change]))
+                                return try #require(response.outcomes.first, "\(response)")
+                            }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    let versions = outcomes.compactMap { outcome -> ServerVersion? in
+                        if case .accepted(let version) = outcome { version } else { nil }
+                    }
+                    #expect(versions.count == 1, "round \(round): \(outcomes)")
+                }
+                let page = try await remotes[1].pull(
+                    SyncPullRequest(
+                        account: account.id, replica: ReplicaID("looker"), epoch: epoch, cursor: .zero, seen: .zero,
+                        limit: 100, isResync: false))
+                #expect(page.records.count == 5)
+                #expect(Set(page.records.compactMap(\.version)).count == 5)
+                #expect(page.head == page.records.compactMap(\.version).max())
+            }
+        }
+
         /// Whether the writers are done, for the reader that pulls meanwhile.
         final class Done: Sendable {
             let value = Mutex(false)
