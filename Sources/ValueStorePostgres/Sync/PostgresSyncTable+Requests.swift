@@ -242,9 +242,11 @@ extension PostgresSyncTable {
         let entryKeys = Array(entries.keys)
         let archived = Array(state.archive.dropFirst(before.archive.count))
         let progress = state.progress.filter { before.progress[$0.key] != $0.value }.first
-        let rowChanged = state.row != before.row
+        // A push rewrites the row whatever it changed, so an optimistic push that read before it
+        // sees a new version; a pull's progress leaves the row alone.
+        let rewritesRow = state.row != before.row || channel != nil || !entries.isEmpty || !records.isEmpty
         guard
-            !records.isEmpty || !entries.isEmpty || !archived.isEmpty || progress != nil || rowChanged
+            !records.isEmpty || !entries.isEmpty || !archived.isEmpty || progress != nil || rewritesRow
                 || channel != nil
         else { return true }
         // With a version, the row's update is the check every other write waits for; without,
@@ -257,7 +259,7 @@ extension PostgresSyncTable {
                     head = \(state.row.head.rawValue)::int8, horizon = \(state.row.horizon.rawValue)::int8
                 WHERE account = \(account)::text AND CASE WHEN \(guarded)::bool
                     THEN xmin::text = \(version ?? "")::text AND \(unescaped: PostgresValueTable.durable) IS NOT NULL
-                    ELSE \(rowChanged)::bool END
+                    ELSE \(rewritesRow)::bool END
                 RETURNING 1
             ),
             written AS (

@@ -21,13 +21,16 @@ public import ValueStoreSync
 /// exactly as ``/ValueStoreSync/InMemorySyncServer`` does (the same rules, run in Swift on the
 /// rows a request involves):
 ///
-/// - **A push is one transaction** under the account row's lock: the changes, their records,
-///   their idempotency entries, the losers they archive and the new head commit together, with
-///   `synchronous_commit = on` (or the server's `remote_apply`), or not at all. A push repeated
-///   after a lost answer has each effect once.
+/// - **A push is one atomic write**: the changes, their records, their idempotency entries, the
+///   losers they archive and the new head commit together in one statement, with
+///   `synchronous_commit = on` (or the server's `remote_apply`), or not at all. It reads in one
+///   snapshot and writes only if the account's row is still the version it read (every push
+///   rewrites the row); when another push came in between it answers again, and after three
+///   tries it reads under the row's lock. A push repeated after a lost answer has each effect
+///   once.
 /// - **Versions are commit-ordered**: each write takes the account's head plus one while it holds
-///   the account row's lock, and a pull reads under a shared lock of the same row, so a cursor
-///   never skips a row that committed late.
+///   the account row's lock, so a version commits only after every lower one, and a pull reads
+///   the head and the records in one snapshot: a cursor never skips a row that committed late.
 /// - **Pokes** are notifications on the records table's channel, delivered at commit, through the
 ///   same listening connection (and heartbeat) as ``PostgresValueTable``'s changes.
 /// - **The server's clock** is the database's (`clock_timestamp()`), merged by every replica from

@@ -126,18 +126,39 @@ enum PostgresServer {
     /// Through perl, which unblocks every signal first: a child of `Process` inherits the
     /// spawning thread's blocked signals, and a postmaster started with them blocked never
     /// finishes starting.
+    ///
+    /// It stops, waits until the cluster is listed as down (an immediate stop can return before
+    /// the postmaster is gone, and a start then finds it "already running"), then starts.
     static func restartImmediately() async throws {
         let (version, name) = try await cluster()
-        try await run(
-            "/usr/bin/perl", "-MPOSIX", "-e",
-            "sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die; exec @ARGV or die", "--",
-            "/usr/bin/pg_ctlcluster", version, name, "restart", "-m", "immediate")
+        try await unblocked("/usr/bin/pg_ctlcluster", version, name, "stop", "-m", "immediate")
+        for _ in 0..<300 {
+            // `status` exits with an error once the server is down.
+            guard let status = try? await run("/usr/bin/pg_ctlcluster", version, name, "status"),
+                status.lowercased().contains("server is running")
+            else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await unblocked("/usr/bin/pg_ctlcluster", version, name, "start")
+    }
+
+    /// Runs a command through perl, which unblocks every signal first (see
+    /// ``restartImmediately()``).
+    private static func unblocked(_ arguments: String...) async throws {
+        let script = "sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die; exec @ARGV or die"
+        try await runArray("/usr/bin/perl", ["-MPOSIX", "-e", script, "--"] + arguments)
     }
 
     /// Runs a command and returns what it printed. The output goes to a file, not a pipe: a
     /// server the command starts keeps its output open, and a pipe would never end.
     @discardableResult
     static func run(_ executable: String, _ arguments: String...) async throws -> String {
+        try await runArray(executable, arguments)
+    }
+
+    /// ``run(_:_:)`` with the arguments in an array.
+    @discardableResult
+    static func runArray(_ executable: String, _ arguments: [String]) async throws -> String {
         let log = FileManager.default.temporaryDirectory.appending(path: "pg-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path(percentEncoded: false), contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
