@@ -88,7 +88,8 @@ public struct StoredStates<Value>: AsyncSequence, Sendable {
         /// After a failure the store is loaded again on its own, after 0.1 s, then twice as long
         /// each time up to 5 s, until a load succeeds. Such a retry yields only a state that
         /// differs from the failure yielded last (another ``ValueStoreError/Code``, another
-        /// error, or a value); a signal yields whatever the load finds, as always.
+        /// error, or a value); a signal yields whatever the load finds, except the same
+        /// ``ValueStoreError/Code/unavailable`` failure again: an outage is reported once.
         ///
         /// ```swift
         /// let state = await states.next()
@@ -126,7 +127,10 @@ public struct StoredStates<Value>: AsyncSequence, Sendable {
                     wakeups = retries.wakeups.makeAsyncIterator()
                 }
                 retries?.failed()
-                let repeated = retrying && failure.map { StoredStatesRetries.isSame($0, error) } == true
+                // An outage goes on whatever signalled: the same `unavailable` again says nothing new.
+                let isUnavailable = (error as? ValueStoreError)?.code == .unavailable
+                let repeated =
+                    (retrying || isUnavailable) && failure.map { StoredStatesRetries.isSame($0, error) } == true
                 failure = error
                 if !repeated {
                     return state

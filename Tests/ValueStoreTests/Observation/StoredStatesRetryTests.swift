@@ -92,6 +92,21 @@ import ValueStore
         #expect(await states.next()?.summary == "3")
     }
 
+    @Test func anOutageIsReportedOnceWhateverSignalsDuringIt() async throws {
+        let base = ValueStore<Void, Int>.inMemory(1)
+        let loads = Calls()
+        // The first two loads find the server away: the first, and the one a save's signal asks for.
+        let store = Self.store(over: base, loads: loads) { load in
+            load <= 2 ? ValueStoreError(.unavailable, reason: "server away") : nil
+        }
+        var states = store.changes().makeAsyncIterator()
+        #expect(await states.next()?.summary == "failed(unavailable)")
+        try await store.save(2)
+        // The signal's load finds the same failure and yields nothing; the next load the value.
+        #expect(await states.next()?.summary == "2")
+        #expect(loads.value == 3)
+    }
+
     @Test func cancellingTheConsumerEndsAStreamThatIsRetrying() async throws {
         let store = Self.store(over: .inMemory(1), loads: Calls()) { _ in
             ValueStoreError(.unavailable, reason: "server away")
