@@ -115,13 +115,12 @@ final class PostgresListener: Sendable {
         let listened = Flag()
         do {
             try await client.withConnection { connection in
+                PostgresReachability.shared.reached(client)
                 // A pooled connection may be dead already: LISTEN on it would wait forever.
                 let watchdog = close(connection, unless: listened, within: heartbeat * 2)
                 defer { watchdog.cancel() }
                 try await connection.listen(on: table.channel) { notifications in
                     listened.set()
-                    // Known open once LISTEN was answered, not when the pool lent it.
-                    PostgresReachability.shared.reached(client)
                     try await follow(notifications, on: connection)
                 }
             }

@@ -254,6 +254,7 @@ extension PostgresValueTable {
                     attempt.start(continuation: continuation) {
                         try await client.withConnection { connection in
                             guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
+                            PostgresReachability.shared.reached(client)
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
                             let backend: Int32
@@ -264,10 +265,7 @@ extension PostgresValueTable {
                                 throw NotSent(underlying: error)
                             }
                             attempt.interrupt = { await table.cancelOnServer(backend, store: store) }
-                            let result = try await operation(connection)
-                            // Known open once it answered: a leased connection may be dead.
-                            PostgresReachability.shared.reached(client)
-                            return result
+                            return try await operation(connection)
                         }
                     } timer: {
                         // connectTimeout, or 2 s once no connection is known to be open: the
