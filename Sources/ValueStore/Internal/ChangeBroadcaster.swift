@@ -71,20 +71,26 @@ package final class ChangeBroadcaster: Sendable {
     @usableFromInline
     func signalListeners() {
         let writer = ChangeOrigin.writer
-        state.withLock { state in
-            for subscriber in state.subscribers.values where writer == nil || subscriber.origin != writer {
-                subscriber.continuation.yield()
+        let continuations = state.withLock { state in
+            state.subscribers.values.compactMap { subscriber in
+                writer == nil || subscriber.origin != writer ? subscriber.continuation : nil
             }
         }
+        yield(to: continuations)
     }
 
     /// Signals every stream, whoever wrote: for changes made outside this process.
     package func signalAll() {
         guard count.load(ordering: .relaxed) > 0 else { return }
-        state.withLock { state in
-            for subscriber in state.subscribers.values {
-                subscriber.continuation.yield()
-            }
+        yield(to: state.withLock { state in state.subscribers.values.map(\.continuation) })
+    }
+
+    /// Yields outside the lock: a yield wakes the consumer's task, taking that task's own lock,
+    /// and a cancelled consumer's task holds its lock while its stream's termination unsubscribes
+    /// here; yielding inside would deadlock the two.
+    private func yield(to continuations: [AsyncStream<Void>.Continuation]) {
+        for continuation in continuations {
+            continuation.yield()
         }
     }
 

@@ -160,7 +160,8 @@ public final class StoredValue<Value: Sendable>: Observable {
     }
 
     deinit {
-        following.withLock { $0?.cancel() }
+        // Cancelled outside the lock: cancelling runs the stream terminations of the follow.
+        following.withLock { $0 }?.cancel()
     }
 
     /// The value shown; setting it shows the new value at once and saves it in the background.

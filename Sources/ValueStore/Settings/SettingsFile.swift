@@ -139,7 +139,8 @@ public final class SettingsFile: Sendable {
     }
 
     deinit {
-        state.withLock { $0.watch?.cancel() }
+        // Cancelled outside the lock: cancelling runs the watch's stream terminations.
+        state.withLock { $0.watch }?.cancel()
     }
 
     /// What errors name: "settings file '/path/settings.plist'".

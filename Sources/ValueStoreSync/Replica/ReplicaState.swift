@@ -57,24 +57,25 @@ struct ReplicaState {
             lastError: lastError, phase: phase)
     }
 
-    /// Tells every status stream the status, and every conflict stream `conflicts`.
-    func publish(conflicts: [SyncConflict] = []) {
-        let status = status
-        for listener in statusListeners.values {
-            listener.yield(status)
-        }
-        for conflict in conflicts {
-            for listener in conflictListeners.values {
-                listener.yield(conflict)
-            }
-        }
+    /// Whether the status streams are yet to hear the status, the conflict streams these
+    /// conflicts, and the doorbell a ring: see ``ReplicaAnnouncements``.
+    var statusIsDue = false
+    var dueConflicts: [SyncConflict] = []
+    var bellIsDue = false
+
+    /// Has every status stream told the status, and every conflict stream `conflicts`, once
+    /// the lock is released (inside ``SyncReplica/withState(_:)``).
+    mutating func publish(conflicts: [SyncConflict] = []) {
+        statusIsDue = true
+        dueConflicts += conflicts
     }
 
-    /// Asks the running ``SyncReplica/run()``, if any, to push or pull.
+    /// Asks the running ``SyncReplica/run()``, if any, to push or pull; its doorbell rings once
+    /// the lock is released (inside ``SyncReplica/withState(_:)``).
     mutating func ring(push: Bool = false, pull: Bool = false) {
         wants.push = wants.push || push
         wants.pull = wants.pull || pull
-        doorbell?.yield()
+        bellIsDue = true
     }
 
     /// Takes in the records that changed in a commit: the pending marks follow them.

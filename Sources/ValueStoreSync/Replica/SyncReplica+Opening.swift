@@ -31,11 +31,11 @@ extension SyncReplica {
     /// and inode differ from those kept with the identity), before anything is pushed.
     @discardableResult
     func open() async throws -> ReplicaMeta {
-        if let meta = state.withLock({ $0.meta }) {
+        if let meta = withState({ $0.meta }) {
             return meta
         }
         return try await locked {
-            if let meta = state.withLock({ $0.meta }) {
+            if let meta = withState({ $0.meta }) {
                 return meta
             }
             let marker = try await files.prepareFolder()
@@ -52,7 +52,7 @@ extension SyncReplica {
             if meta != loaded.meta {
                 try await files.commit(ReplicaFiles.Changes(meta: meta))
             }
-            state.withLock { state in
+            withState { state in
                 state.meta = meta
                 state.clock = meta.clock
                 state.archive = loaded.archive
@@ -78,7 +78,7 @@ extension SyncReplica {
         if writing {
             try await files.commit(changes)
         }
-        let signalled = state.withLock { state in
+        let signalled = withState { state in
             let signalled = state.changedValues(changes.records)
             if let meta = changes.meta {
                 state.meta = meta
@@ -101,7 +101,7 @@ extension SyncReplica {
     /// Wakes the stores' `changes()` of `keys`.
     func signal(_ keys: [String]) {
         guard !keys.isEmpty else { return }
-        let broadcasters = state.withLock { state in keys.compactMap { state.keyChanges[$0] } }
+        let broadcasters = withState { state in keys.compactMap { state.keyChanges[$0] } }
         for broadcaster in broadcasters {
             broadcaster.signalAll()
         }
@@ -109,7 +109,7 @@ extension SyncReplica {
 
     /// The broadcaster of `key`'s stores, made on first use.
     func keyChanges(_ key: String) -> ChangeBroadcaster {
-        state.withLock { state in
+        withState { state in
             if let broadcaster = state.keyChanges[key] {
                 return broadcaster
             }
@@ -121,7 +121,7 @@ extension SyncReplica {
 
     /// Sets the phase and tells the status streams.
     func enter(_ phase: SyncStatus.Phase) {
-        state.withLock { state in
+        withState { state in
             guard state.phase != phase else { return }
             state.phase = phase
             state.publish()
@@ -143,12 +143,12 @@ extension SyncReplica {
     /// A key's record as the replica holds it, its `version` `nil` while pending; for tests'
     /// checks.
     package func record(for key: String) -> SyncRecord? {
-        state.withLock { $0.records[key]?.record(key: key) }
+        withState { $0.records[key]?.record(key: key) }
     }
 
     /// Every key's record, as ``record(for:)``.
     package var records: [String: SyncRecord] {
-        state.withLock { state in
+        withState { state in
             Dictionary(uniqueKeysWithValues: state.records.map { ($0.key, $0.value.record(key: $0.key)) })
         }
     }
@@ -156,7 +156,7 @@ extension SyncReplica {
     /// The server version a pending key's change descends from, or a synced key's own: what a
     /// test checks never goes back.
     package func syncedVersion(of key: String) -> ServerVersion? {
-        state.withLock { state in
+        withState { state in
             guard let record = state.records[key] else { return nil }
             return record.isPending ? record.synced?.version : record.version
         }
@@ -166,6 +166,6 @@ extension SyncReplica {
 extension SyncReplica {
     /// Whether the replica finished its first complete pull; for tests.
     package var hasPulled: Bool {
-        state.withLock { $0.meta?.hasPulled ?? false }
+        withState { $0.meta?.hasPulled ?? false }
     }
 }

@@ -23,13 +23,13 @@ extension SyncReplica {
         enter(.resyncing)
         if let refusal {
             try await exclusively {
-                var meta = state.withLock { $0.meta! }
+                var meta = withState { $0.meta! }
                 guard meta.resync != refusal else { return }
                 meta.resync = refusal
                 try await commit(ReplicaFiles.Changes(meta: meta))
             }
         }
-        let (id, epoch, seen, cursor) = state.withLock { state in
+        let (id, epoch, seen, cursor) = withState { state in
             let meta = state.meta!
             return (meta.id, meta.epoch, meta.seen, meta.cursor)
         }
@@ -82,8 +82,8 @@ extension SyncReplica {
         answering refusal: SyncRefusal?,
         now: Int64
     ) async throws {
-        var (meta, records, archive) = state.withLock { ($0.meta!, $0.records, $0.archive) }
-        meta.clock = state.withLock { state in
+        var (meta, records, archive) = withState { ($0.meta!, $0.records, $0.archive) }
+        meta.clock = withState { state in
             state.clock.observe(serverTime: last.serverTime, now: now)
             return state.clock
         }

@@ -22,13 +22,13 @@ extension SyncReplica {
     public func run() async throws {
         try await open()
         let (doorbell, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        state.withLock { state in
+        withState { state in
             state.doorbell = continuation
             state.pokesAlive = true
             state.ring(push: true, pull: true)
         }
         defer {
-            state.withLock { state in
+            withState { state in
                 state.doorbell = nil
                 state.pokesAlive = false
             }
@@ -37,16 +37,16 @@ extension SyncReplica {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await _ in self.remote.pokes() {
-                    self.state.withLock { $0.ring(pull: true) }
+                    self.withState { $0.ring(pull: true) }
                 }
-                self.state.withLock { state in
+                self.withState { state in
                     state.pokesAlive = false
                     state.ring(pull: true)
                 }
             }
             group.addTask {
                 while (try? await Task.sleep(for: self.options.pollInterval)) != nil {
-                    self.state.withLock { state in
+                    self.withState { state in
                         if !state.pokesAlive {
                             state.ring(pull: true)
                         }
@@ -55,7 +55,7 @@ extension SyncReplica {
             }
             var failures = 0
             for await _ in doorbell {
-                let wants = state.withLock { state in
+                let wants = withState { state in
                     defer { state.wants = ReplicaState.Wants() }
                     return state.wants
                 }
@@ -73,7 +73,7 @@ extension SyncReplica {
                     enter(.backingOff)
                     guard (try? await Task.sleep(for: retryDelay(after: failures))) != nil else { break }
                     enter(.idle)
-                    state.withLock { $0.ring(push: wants.push, pull: wants.pull) }
+                    withState { $0.ring(push: wants.push, pull: wants.pull) }
                 }
             }
             group.cancelAll()
@@ -107,9 +107,9 @@ extension SyncReplica {
         try await open()
         // The first status comes at once; every change of the pending marks publishes another.
         let updates = statusUpdates()
-        let (mark, firstRejection) = state.withLock { ($0.writes, $0.rejections.count) }
+        let (mark, firstRejection) = withState { ($0.writes, $0.rejections.count) }
         for await _ in updates {
-            let (done, rejected) = state.withLock { state in
+            let (done, rejected) = withState { state in
                 (
                     state.pendingSince.values.allSatisfy { $0 > mark },
                     state.rejections.dropFirst(firstRejection).contains { $0 <= mark }

@@ -43,7 +43,7 @@ extension SyncReplica {
                     try remote.map { try Self.decode($0, as: Value.self, label: label) })
                 return try merged.map { try Self.encode($0, label: label) }
             }
-            state.withLock { state in
+            withState { state in
                 state.merges[key] = encoded
                 // Pending changes of the key may have waited for this merge.
                 if state.records[key]?.isPending == true {
@@ -56,7 +56,7 @@ extension SyncReplica {
             label: label,
             load: { _ in
                 try await self.open()
-                guard let data = self.state.withLock({ $0.records[key]?.value }) else {
+                guard let data = self.withState({ $0.records[key]?.value }) else {
                     throw ValueStoreError(.notFound, store: label)
                 }
                 return try Self.decode(data, as: Value.self, label: label)
@@ -92,12 +92,12 @@ extension SyncReplica {
         _ body: (_ value: inout Data?) async throws -> Void
     ) async throws {
         try await exclusively {
-            let previous = state.withLock { $0.records[key] }
+            let previous = withState { $0.records[key] }
             var value = previous?.value
             try await body(&value)
             guard value != previous?.value else { return }
             let now = options.clock.milliseconds
-            let stamp = state.withLock { state in
+            let stamp = withState { state in
                 state.clock.stamp(now: now, replica: state.meta!.id)
             }
             let record = LocalRecord.change(on: previous, key: key, value: value, stamp: stamp, policy: policy)
@@ -110,7 +110,7 @@ extension SyncReplica {
     package func change(_ values: [String: Data?], policy: SyncRecord.Policy) async throws {
         try await exclusively {
             let now = options.clock.milliseconds
-            let changed = state.withLock { state in
+            let changed = withState { state in
                 var changed: [String: LocalRecord?] = [:]
                 for (key, value) in values where state.records[key]?.value != value {
                     let stamp = state.clock.stamp(now: now, replica: state.meta!.id)
@@ -126,7 +126,7 @@ extension SyncReplica {
     /// Commits local changes: one more local write, the one each of their keys last had, and
     /// `run()` told to push.
     private func commitLocal(_ changes: ReplicaFiles.Changes) async throws {
-        state.withLock { state in
+        withState { state in
             state.writes += 1
             for key in changes.records.keys {
                 state.lastWrite[key] = state.writes

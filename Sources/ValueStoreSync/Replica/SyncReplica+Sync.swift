@@ -29,13 +29,13 @@ extension SyncReplica {
     func recordingErrors(_ body: () async throws -> Void) async throws {
         do {
             try await body()
-            state.withLock { state in
+            withState { state in
                 state.lastError = nil
                 state.phase = .idle
                 state.publish()
             }
         } catch {
-            state.withLock { state in
+            withState { state in
                 state.lastError = error
                 state.phase = .idle
                 state.publish()
@@ -48,9 +48,9 @@ extension SyncReplica {
     /// `pulling`). A refusal makes it start again with the whole-state pull the refusal calls
     /// for, a few times at most.
     func syncRound(pulling: Bool) async throws {
-        var refusal = state.withLock { $0.meta?.resync }
+        var refusal = withState { $0.meta?.resync }
         for _ in 0..<8 {
-            let hasPulled = state.withLock { $0.meta?.hasPulled ?? false }
+            let hasPulled = withState { $0.meta?.hasPulled ?? false }
             if !hasPulled || refusal != nil {
                 if let next = try await resync(answering: refusal) {
                     refusal = next
@@ -80,9 +80,9 @@ extension SyncReplica {
     func pushPending() async throws -> SyncRefusal? {
         var waiting: Set<String> = []
         let batchSize = max(1, options.pushBatchSize)
-        let passes = state.withLock { $0.pendingSince.count } / batchSize + 8
+        let passes = withState { $0.pendingSince.count } / batchSize + 8
         for _ in 0..<passes {
-            let request = state.withLock { state -> SyncPushRequest? in
+            let request = withState { state -> SyncPushRequest? in
                 let changes = state.records
                     .filter { $0.value.isPending && !waiting.contains($0.key) }
                     .sorted { $0.key < $1.key }
@@ -120,10 +120,10 @@ extension SyncReplica {
         now: Int64,
         waiting: inout Set<String>
     ) async throws {
-        var (meta, records, rejected, merges, archive) = state.withLock {
+        var (meta, records, rejected, merges, archive) = withState {
             ($0.meta!, $0.records, $0.rejected, $0.merges, $0.archive)
         }
-        meta.clock = state.withLock { state in
+        meta.clock = withState { state in
             state.clock.observe(serverTime: response.serverTime, now: now)
             return state.clock
         }
@@ -205,7 +205,7 @@ extension SyncReplica {
                 } catch {
                     // A value this store cannot decode: the change waits, pending.
                     waiting.insert(key)
-                    state.withLock { $0.lastError = error }
+                    withState { $0.lastError = error }
                     continue
                 }
                 let stamp = meta.clock.stamp(now: now, replica: meta.id)
@@ -272,7 +272,7 @@ extension SyncReplica {
         }
         rejected += newlyRejected
         archive += lost
-        let rejections = state.withLock { state in newlyRejected.map { state.pendingSince[$0.key] ?? 0 } }
+        let rejections = withState { state in newlyRejected.map { state.pendingSince[$0.key] ?? 0 } }
         try await commit(
             ReplicaFiles.Changes(
                 meta: meta, records: changed, archive: lost.isEmpty ? nil : archive,
@@ -292,7 +292,7 @@ extension SyncReplica {
     /// refusal if the server answers one.
     func pullToHead() async throws -> SyncRefusal? {
         while true {
-            let request = state.withLock { state in
+            let request = withState { state in
                 let meta = state.meta!
                 return SyncPullRequest(
                     account: account.id, replica: meta.id, epoch: meta.epoch, cursor: meta.cursor, seen: meta.seen,
@@ -317,8 +317,8 @@ extension SyncReplica {
     /// change stays, unless this is its acknowledgement), the replica's archived changes, the
     /// cursor; and forgets the removals below the server's horizon.
     private func apply(_ page: SyncPullResponse, now: Int64) async throws {
-        var (meta, records, archive) = state.withLock { ($0.meta!, $0.records, $0.archive) }
-        meta.clock = state.withLock { state in
+        var (meta, records, archive) = withState { ($0.meta!, $0.records, $0.archive) }
+        meta.clock = withState { state in
             state.clock.observe(serverTime: page.serverTime, now: now)
             return state.clock
         }

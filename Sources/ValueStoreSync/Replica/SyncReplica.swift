@@ -68,6 +68,8 @@ public final class SyncReplica: Sendable {
     let files: ReplicaFiles
     /// The replica's state, in its one lock.
     let state = Mutex(ReplicaState())
+    /// One announcement to the replica's streams at a time (see ``announce()``).
+    let announcing = Mutex(())
     /// One durable write at a time: a local change or a sync's commit reads the records, decides
     /// and commits before the next one reads.
     let writes = AsyncLock()
@@ -130,7 +132,7 @@ public final class SyncReplica: Sendable {
     ///
     /// Before the replica first opened its folder it shows nothing pending.
     public var status: SyncStatus {
-        state.withLock { $0.status }
+        withState { $0.status }
     }
 
     /// The status now, then again after each change of it, for as long as the stream is iterated.
@@ -144,11 +146,16 @@ public final class SyncReplica: Sendable {
     /// - Returns: A stream that keeps only the newest status for a slow consumer.
     public func statusUpdates() -> AsyncStream<SyncStatus> {
         let (stream, continuation) = AsyncStream<SyncStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { state in
-            let id = state.nextListener
-            state.nextListener += 1
-            state.statusListeners[id] = continuation
-            continuation.yield(state.status)
+        // Registered and told the status in turn with the announcements, never inside the lock
+        // (see ``ReplicaAnnouncements``): the first status it hears is never newer than the next.
+        let id = announcing.withLock { _ in
+            let (id, status) = state.withLock { state in
+                let id = state.nextListener
+                state.nextListener += 1
+                state.statusListeners[id] = continuation
+                return (id, state.status)
+            }
+            continuation.yield(status)
             return id
         }
         continuation.onTermination = { [weak self] _ in
@@ -168,7 +175,7 @@ public final class SyncReplica: Sendable {
     /// - Returns: A stream of conflicts, none of them missed while it is iterated.
     public func conflicts() -> AsyncStream<SyncConflict> {
         let (stream, continuation) = AsyncStream<SyncConflict>.makeStream()
-        let id = state.withLock { state in
+        let id = withState { state in
             let id = state.nextListener
             state.nextListener += 1
             state.conflictListeners[id] = continuation
@@ -191,7 +198,7 @@ public final class SyncReplica: Sendable {
     /// - Throws: The settings file's error when the replica cannot open its folder.
     public func archivedConflicts() async throws -> [SyncConflict] {
         try await open()
-        return state.withLock { $0.archive }
+        return withState { $0.archive }
     }
 
     /// Removes a conflict from the archive, or a change from ``SyncStatus/rejectedChanges``.
@@ -205,7 +212,7 @@ public final class SyncReplica: Sendable {
     /// - Throws: The settings file's error; the entry is then still there.
     public func resolve(_ conflict: SyncConflict) async throws {
         try await exclusively {
-            var (archive, rejected) = state.withLock { ($0.archive, $0.rejected) }
+            var (archive, rejected) = withState { ($0.archive, $0.rejected) }
             var changes = ReplicaFiles.Changes()
             if let index = archive.firstIndex(of: conflict) {
                 archive.remove(at: index)
@@ -231,7 +238,7 @@ public final class SyncReplica: Sendable {
     /// - Throws: The settings file's error; nothing was dropped then.
     public func discardPendingChanges() async throws {
         try await exclusively {
-            let pending = state.withLock { $0.records.filter(\.value.isPending) }
+            let pending = withState { $0.records.filter(\.value.isPending) }
             var changed: [String: LocalRecord?] = [:]
             for (key, record) in pending {
                 changed[key] = .some(record.fallback)

@@ -89,8 +89,11 @@ package enum SyncServerRules {
     /// 1. The entry's identity is a repeat: the recorded outcome again (the current record,
     ///    when a later one replaced it), or, with another digest, a rejection (a copied replica
     ///    reused the stamp).
-    /// 2. An earlier stamp than the entry's was replaced by its author's later change, which the
-    ///    server has settled: ``SyncPushResponse/Outcome/overtaken(_:)`` by the current record.
+    /// 2. An earlier stamp than the entry's, on a change not made on the entry's change, was
+    ///    replaced by its author's later change, which the server has settled:
+    ///    ``SyncPushResponse/Outcome/overtaken(_:)`` by the current record. (A change made on the
+    ///    entry's change is later, whatever its stamp: one stamped again after its clock ran
+    ///    ahead can have an earlier stamp than a change of its own whose answer was lost.)
     /// 3. The current record's own identity: accepted again, or rejected if the content
     ///    differs. A change the current record was made on (its base, or one it replaces) is
     ///    overtaken.
@@ -134,7 +137,9 @@ package enum SyncServerRules {
             }
             return PushDecision(replay(entry.outcome, of: change, current: current))
         }
-        if let entry, change.stamp < entry.stamp {
+        // A change made on the entry's change is later whatever its stamp: stamped again after a
+        // clock ran ahead, it can come before a change of its own whose answer it never heard.
+        if let entry, change.stamp < entry.stamp, !change.isMade(on: entry.identity) {
             return PushDecision(current.map { .overtaken($0.record) } ?? .superseded)
         }
         if let record = current?.record {

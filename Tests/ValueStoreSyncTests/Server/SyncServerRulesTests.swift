@@ -92,6 +92,19 @@ import ValueStoreSync
         #expect(Self.decide(Self.change("old", at: Self.stamp(5)), entry: first.idempotency).outcome == .superseded)
     }
 
+    @Test func aChangeMadeOnItsAuthorsLastAppliesWhateverItsStamp() {
+        // Stamped again below its own earlier change after a clock ran ahead: it replaces that
+        // change, which it names, so it is the later one.
+        let first = Self.decide(Self.change("first", at: Self.stamp(30_000)))
+        var restamped = Self.change("second", at: Self.stamp(2))
+        restamped.origin = Self.stamp(600_000)
+        restamped.replaces = [Self.stamp(30_000)]
+        let decision = Self.decide(restamped, over: first.write, entry: first.idempotency)
+        #expect(decision.outcome == .accepted(ServerVersion(10)))
+        #expect(decision.write?.record.value == Data("second".utf8))
+        #expect(decision.archive == nil)
+    }
+
     @Test func aChangeTheCurrentRecordWasMadeOnIsSettled() {
         // A copy of the phone's folder replaced the phone's pending change and pushed first.
         let replaced = Self.change("copied", at: Self.stamp(1))

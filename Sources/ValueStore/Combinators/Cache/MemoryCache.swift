@@ -46,7 +46,8 @@ final class MemoryCache<Value: Sendable>: Sendable {
     init() {}
 
     deinit {
-        state.withLock { $0.watch?.cancel() }
+        // Cancelled outside the lock: cancelling runs the watch's stream terminations.
+        state.withLock { $0.watch }?.cancel()
     }
 
     /// Starts following the base store's signals, once, emptying the cache on each change
