@@ -322,11 +322,14 @@ extension ValueStoreConfigProvider: ConfigProvider {
     ) async throws -> Return {
         let (stream, continuation) = AsyncStream<Result<LookupResult, any Error>>
             .makeStream(bufferingPolicy: .bufferingNewest(1))
-        let (id, initial) = storage.withLock { storage in
+        // The current value is yielded in the lock, so that a change told right after cannot come
+        // before it; nobody iterates the stream yet, so the yield wakes no task.
+        let id = storage.withLock { storage in
             let id = storage.nextWatcher
             storage.nextWatcher += 1
             storage.valueWatchers[key, default: [:]][id] = ValueWatcher(type: type, continuation: continuation)
-            return (id, Result { try storage.snapshot.value(forKey: key, type: type) })
+            continuation.yield(Result { try storage.snapshot.value(forKey: key, type: type) })
+            return id
         }
         defer {
             storage.withLock { storage in
@@ -337,7 +340,6 @@ extension ValueStoreConfigProvider: ConfigProvider {
             }
             continuation.finish()
         }
-        continuation.yield(initial)
         return try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
     }
 
@@ -367,17 +369,18 @@ extension ValueStoreConfigProvider: ConfigProvider {
         updatesHandler: (_ updates: ConfigUpdatesAsyncSequence<any ConfigSnapshot, Never>) async throws -> Return
     ) async throws -> Return {
         let (stream, continuation) = AsyncStream<any ConfigSnapshot>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let (id, initial) = storage.withLock { storage in
+        // The current snapshot is yielded in the lock, as in `watchValue`.
+        let id = storage.withLock { storage in
             let id = storage.nextWatcher
             storage.nextWatcher += 1
             storage.snapshotWatchers[id] = continuation
-            return (id, storage.snapshot)
+            continuation.yield(storage.snapshot)
+            return id
         }
         defer {
             storage.withLock { _ = $0.snapshotWatchers.removeValue(forKey: id) }
             continuation.finish()
         }
-        continuation.yield(initial)
         return try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
     }
 }

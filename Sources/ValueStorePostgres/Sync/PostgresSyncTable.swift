@@ -18,7 +18,7 @@ public import ValueStoreSync
 /// horizon), `NAME_records` (each key's newest record, by account), `NAME_pushes` (the
 /// idempotency entry of each author and key), `NAME_replicas` (each replica's cursor and the
 /// newest version it was given) and `NAME_archive` (every loser, until resolved). It decides
-/// exactly as ``/ValueStoreSync/InMemorySyncServer`` does (the same rules, run in Swift on the
+/// exactly as `InMemorySyncServer` does (the same rules, run in Swift on the
 /// rows a request involves):
 ///
 /// - **A push is one atomic write**: the changes, their records, their idempotency entries, the
