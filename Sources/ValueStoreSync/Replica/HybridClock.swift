@@ -27,17 +27,31 @@ struct HybridClock: Hashable, Sendable, Codable {
     /// Milliseconds to add to the device's clock: the server's time minus the device's, as the
     /// last answer showed it.
     var offset: Int64 = 0
+    /// How many times the clock went back (modulo 256; `nil`: never), kept in the top 8 bits of
+    /// every counter it makes. Stamps made after going back can fall among readings made
+    /// before, and must never equal one: the server takes a stamp it knows as its author's name
+    /// for a change it settled, and refuses other contents under it.
+    var era: UInt8?
+
+    /// The counter bits below the era.
+    private static let sequenceBits: UInt32 = 24
+    private static let sequenceMask: UInt32 = (1 << sequenceBits) - 1
 
     /// A new stamp for `replica`, after everything made or seen, reading the device's clock at
-    /// `now` (milliseconds since 1970).
+    /// `now` (milliseconds since 1970). Its counter carries the clock's era.
     mutating func stamp(now: Int64, replica: ReplicaID) -> HybridTimestamp {
         let physical = now + offset
+        let era = UInt32(self.era ?? 0)
+        let first = era << Self.sequenceBits
+        let lastEra = last.counter >> Self.sequenceBits
         if physical > last.milliseconds {
-            last = ClockReading(milliseconds: physical, counter: 0)
-        } else if last.counter == .max {
-            last = ClockReading(milliseconds: last.milliseconds + 1, counter: 0)
-        } else {
+            last = ClockReading(milliseconds: physical, counter: first)
+        } else if lastEra < era {
+            last.counter = first  // after `last`, in this era
+        } else if lastEra == era && last.counter & Self.sequenceMask < Self.sequenceMask {
             last.counter += 1
+        } else {
+            last = ClockReading(milliseconds: last.milliseconds + 1, counter: first)
         }
         return HybridTimestamp(milliseconds: last.milliseconds, counter: last.counter, replica: replica)
     }
@@ -62,7 +76,10 @@ struct HybridClock: Hashable, Sendable, Codable {
 
     /// Forgets the stamps made too far ahead, which the server refused: the next stamps follow
     /// what was seen, and `kept` (stamps still in use, not refused).
+    /// A new era begins: the stamps made from now on differ from every one made before, even at
+    /// the same milliseconds.
     mutating func goBack(keeping kept: some Sequence<HybridTimestamp>) {
         last = kept.map(\.reading).reduce(seen, max)
+        era = (era ?? 0) &+ 1
     }
 }

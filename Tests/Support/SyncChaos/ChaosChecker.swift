@@ -46,7 +46,8 @@ package struct ChaosChecker {
             for replica in replicas {
                 archived += replica.archive + replica.rejected
                 if !replica.rejected.isEmpty {
-                    problems.append("\(replica.name) has rejected changes")
+                    let reasons = replica.rejected.map { "\($0.key): \($0.reason ?? "no reason")" }
+                    problems.append("\(replica.name) has rejected changes (\(reasons.joined(separator: "; ")))")
                 }
                 // Convergence, as healing saw it, and nothing pending.
                 if replica.records.compactMapValues(\.value) != records.compactMapValues(\.value) {
