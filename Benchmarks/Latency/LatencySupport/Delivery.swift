@@ -19,8 +19,13 @@ public func monotonicNanoseconds() -> UInt64 {
 }
 
 /// The writer: saves 1 through `count` into `store`, one every 20 ms, printing
-/// `VALUE STARTED ENDED` for each save, then exits.
-public func write(_ count: Int, into store: ValueStore<Void, Int>) async throws -> Never {
+/// `VALUE STARTED ENDED` for each save, then runs `finish` and exits (a synced device first
+/// waits until its last save is pushed: saved, it is only pending).
+public func write(
+    _ count: Int,
+    into store: ValueStore<Void, Int>,
+    finish: () async throws -> Void = {}
+) async throws -> Never {
     for value in 1...count {
         try await Task.sleep(for: .milliseconds(20))
         let started = monotonicNanoseconds()
@@ -28,6 +33,7 @@ public func write(_ count: Int, into store: ValueStore<Void, Int>) async throws 
         let ended = monotonicNanoseconds()
         FileHandle.standardOutput.write(Data("\(value) \(started) \(ended)\n".utf8))
     }
+    try await finish()
     exit(0)
 }
 

@@ -32,7 +32,9 @@ if arguments.count == 5, arguments[1] == "--writer", arguments[2] == "row" {
 }
 if arguments.count == 6, arguments[1] == "--writer", arguments[2] == "sync" {
     let writer = try device(in: URL(fileURLWithPath: arguments[4]), name: arguments[3])
-    try await write(Int(arguments[5])!, into: writer.store("count", as: Int.self))
+    try await write(Int(arguments[5])!, into: writer.store("count", as: Int.self)) {
+        try await writer.waitUntilPushed()
+    }
 }
 
 let count = arguments.count > 1 ? Int(arguments[1])! : 200
