@@ -45,33 +45,49 @@ extension PostgresTests {
             try SyncReplica(directory: folder.appending(path: name), account: account, remote: remote)
         }
 
+        /// A phone syncing through `here` and a laptop through `there` (running `run()`), in
+        /// `folder`: the phone's save of "dark" under "theme" reaches the laptop's `changes()`,
+        /// or the test fails saying `why` it should have. Then `then` runs with both replicas.
+        static func expectDelivery(
+            in folder: URL,
+            from here: PostgresSyncTable,
+            to there: PostgresSyncTable,
+            _ why: String,
+            sourceLocation: SourceLocation = #_sourceLocation,
+            then: (_ phone: SyncReplica, _ laptop: SyncReplica) async throws -> Void = { _, _ in }
+        ) async throws {
+            let account = SyncAccount(id: "user-42")
+            let phone = try replica("phone", in: folder, account: account, remote: here.remote(for: account))
+            let laptop = try replica("laptop", in: folder, account: account, remote: there.remote(for: account))
+            let states = RecordedStates(laptop.store("theme", as: String.self).changes())
+            defer { states.cancel() }
+            let syncing = Task { try await laptop.run() }
+            defer { syncing.cancel() }
+            try await laptop.syncNow()
+            try await phone.store("theme", as: String.self).save("dark")
+            try await phone.syncNow()
+            #expect(
+                await eventually { states.values.contains("dark") }, "\(why): \(states.states)",
+                sourceLocation: sourceLocation)
+            try await then(phone, laptop)
+        }
+
         @Test func twoDevicesConvergeThroughTheServerAndArePoked() async throws {
             try await Self.withFolder { folder in
                 try await PostgresServer.withTwoClients { first, second in
-                    let account = SyncAccount(id: "user-42")
                     let name = PostgresServer.scratchName()
                     let here = try PostgresSyncTable(client: first, name: name)
                     try await here.createIfNeeded()
                     let there = try PostgresSyncTable(client: second, name: name)
-                    let phone = try Self.replica(
-                        "phone", in: folder, account: account, remote: here.remote(for: account))
-                    let laptop = try Self.replica(
-                        "laptop", in: folder, account: account, remote: there.remote(for: account))
-                    let onLaptop = laptop.store("theme", as: String.self)
-                    let states = RecordedStates(onLaptop.changes())
-                    defer { states.cancel() }
-                    let syncing = Task { try await laptop.run() }
-                    defer { syncing.cancel() }
-                    try await phone.store("theme", as: String.self).save("dark")
-                    try await phone.syncNow()
-                    #expect(
-                        await eventually { states.values.contains("dark") },
-                        "the laptop is poked through PostgreSQL and pulls: \(states.states)")
-                    try await onLaptop.save("light")
-                    try await laptop.waitUntilPushed()
-                    try await phone.syncNow()
-                    #expect(try await phone.store("theme", as: String.self).load() == "light")
-                    #expect(phone.status.pendingChanges == 0 && laptop.status.pendingChanges == 0)
+                    try await Self.expectDelivery(
+                        in: folder, from: here, to: there, "the laptop is poked through PostgreSQL and pulls"
+                    ) { phone, laptop in
+                        try await laptop.store("theme", as: String.self).save("light")
+                        try await laptop.waitUntilPushed()
+                        try await phone.syncNow()
+                        #expect(try await phone.store("theme", as: String.self).load() == "light")
+                        #expect(phone.status.pendingChanges == 0 && laptop.status.pendingChanges == 0)
+                    }
                 }
             }
         }
@@ -79,25 +95,13 @@ extension PostgresTests {
         @Test func twoSpellingsOfTheTablesPokeOnOneChannel() async throws {
             try await Self.withFolder { folder in
                 try await PostgresServer.withTwoClients { first, second in
-                    let account = SyncAccount(id: "user-42")
                     let name = PostgresServer.scratchName()
                     let here = try PostgresSyncTable(client: first, name: name)
                     try await here.createIfNeeded()
                     let there = try PostgresSyncTable(client: second, name: "public.\(name)")
-                    let phone = try Self.replica(
-                        "phone", in: folder, account: account, remote: here.remote(for: account))
-                    let laptop = try Self.replica(
-                        "laptop", in: folder, account: account, remote: there.remote(for: account))
-                    let states = RecordedStates(laptop.store("theme", as: String.self).changes())
-                    defer { states.cancel() }
-                    let syncing = Task { try await laptop.run() }
-                    defer { syncing.cancel() }
-                    try await laptop.syncNow()
-                    try await phone.store("theme", as: String.self).save("dark")
-                    try await phone.syncNow()
-                    #expect(
-                        await eventually { states.values.contains("dark") },
-                        "a push through one spelling pokes a device that uses the other: \(states.states)")
+                    try await Self.expectDelivery(
+                        in: folder, from: here, to: there,
+                        "a push through one spelling pokes a device that uses the other")
                 }
             }
         }
@@ -107,25 +111,13 @@ extension PostgresTests {
                 try await PostgresServer.withClient { client in
                     // A pool of one: listening would take its last connection, so nothing listens.
                     try await PostgresServer.withClient(configuration: PostgresServer.oneConnection()) { small in
-                        let account = SyncAccount(id: "user-42")
                         let name = PostgresServer.scratchName()
                         let here = try PostgresSyncTable(client: client, name: name)
                         try await here.createIfNeeded()
                         var there = try PostgresSyncTable(client: small, name: name)
                         there.heartbeatInterval = .milliseconds(200)
-                        let phone = try Self.replica(
-                            "phone", in: folder, account: account, remote: here.remote(for: account))
-                        let laptop = try Self.replica(
-                            "laptop", in: folder, account: account, remote: there.remote(for: account))
-                        let states = RecordedStates(laptop.store("theme", as: String.self).changes())
-                        defer { states.cancel() }
-                        let syncing = Task { try await laptop.run() }
-                        defer { syncing.cancel() }
-                        try await phone.store("theme", as: String.self).save("dark")
-                        try await phone.syncNow()
-                        #expect(
-                            await eventually { states.values.contains("dark") },
-                            "while no poke can come, run() pulls every heartbeat: \(states.states)")
+                        try await Self.expectDelivery(
+                            in: folder, from: here, to: there, "while no poke can come, run() pulls every heartbeat")
                     }
                 }
             }
