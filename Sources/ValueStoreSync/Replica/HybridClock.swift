@@ -76,6 +76,7 @@ struct HybridClock: Hashable, Sendable, Codable {
 
     /// Forgets the stamps made too far ahead, which the server refused: the next stamps follow
     /// what was seen, and `kept` (stamps still in use, not refused).
+    ///
     /// A new era begins: the stamps made from now on differ from every one made before, even at
     /// the same milliseconds.
     mutating func goBack(keeping kept: some Sequence<HybridTimestamp>) {

@@ -146,16 +146,14 @@ public final class SyncReplica: Sendable {
     /// - Returns: A stream that keeps only the newest status for a slow consumer.
     public func statusUpdates() -> AsyncStream<SyncStatus> {
         let (stream, continuation) = AsyncStream<SyncStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        // Registered and told the status in turn with the announcements, never inside the lock
-        // (see ``ReplicaAnnouncements``): the first status it hears is never newer than the next.
-        let id = announcing.withLock { _ in
-            let (id, status) = state.withLock { state in
-                let id = state.nextListener
-                state.nextListener += 1
-                state.statusListeners[id] = continuation
-                return (id, state.status)
-            }
-            continuation.yield(status)
+        // The current status is yielded in the lock, so that an announcement right after cannot
+        // come before it; nobody iterates the stream yet, so the yield wakes no task (see
+        // ``ReplicaAnnouncements``).
+        let id = state.withLock { state in
+            let id = state.nextListener
+            state.nextListener += 1
+            state.statusListeners[id] = continuation
+            continuation.yield(state.status)
             return id
         }
         continuation.onTermination = { [weak self] _ in
