@@ -7,8 +7,8 @@ import ValueStoreSync
 // The two requests: the rows a request involves are read in one statement, `SyncServerRules`
 // answers as it does in memory, and what changed is written back in one statement. Every
 // statement is prepared once per connection, so a push costs two round trips (a read, then a
-// write that applies only if the account's row is still the one read) and a pull two (read,
-// progress).
+// write that applies only if the account's row is still the one read) and a pull one (its read
+// records the puller's progress).
 extension PostgresSyncTable {
     /// How many times a push reads and answers again when another write to the account came in
     /// between, before it takes the account row's lock for its read instead.
@@ -23,21 +23,43 @@ extension PostgresSyncTable {
         let table = self
         let ahead = Self.milliseconds(maximumClockAhead)
         let channel = try await resolvedRecords().channel
-        for _ in 0..<Self.optimisticPushes {
-            let answered = try await records.connected(step: .write, store: label) { connection in
-                var (state, now, version) = try await table.readForPush(request, locking: false, on: connection)
+        for attempt in 0..<Self.optimisticPushes {
+            let answered = try await records.connected(step: .write, store: label) {
+                connection -> SyncPushResponse? in
+                // The first try answers against what this table's last push left, if that covers
+                // the request; its write applies only if the row is still that version.
+                let recalled = attempt == 0 ? table.pushMemory.recall(request) : nil
+                var (state, now, version): (SyncAccountState, Int64, String)
+                if let recalled {
+                    (state, now, version) = (recalled.state, recalled.now, recalled.version)
+                } else {
+                    (state, now, version) = try await table.readForPush(request, locking: false, on: connection)
+                }
                 let before = state
                 let (response, wrote) = SyncServerRules.answer(
                     request, in: &state, serverTime: now, maximumClockAhead: ahead)
-                let applied = try await table.write(
-                    state, over: before, account: request.account, poking: wrote ? channel : nil,
-                    ifRowIs: version, on: connection)
-                return applied ? response : nil
+                do {
+                    guard
+                        let written = try await table.write(
+                            state, over: before, account: request.account, poking: wrote ? channel : nil,
+                            ifRowIs: version, on: connection)
+                    else {
+                        table.pushMemory.forget(request.account)
+                        return nil
+                    }
+                    table.pushMemory.remember(
+                        state, at: written, after: request, readAt: recalled == nil ? now : nil)
+                    return response
+                } catch {
+                    table.pushMemory.forget(request.account)
+                    throw error
+                }
             }
             if let answered {
                 return answered
             }
         }
+        pushMemory.forget(request.account)
         return try await transaction(step: .write) { connection in
             var (state, now, _) = try await table.readForPush(request, locking: true, on: connection)
             let before = state
@@ -50,18 +72,24 @@ extension PostgresSyncTable {
         }
     }
 
-    /// Answers a pull: one statement reads the account's row, the puller's progress, a page of
-    /// records and the puller's archived losers in one snapshot (a push's writes are all in it
-    /// or none, and versions commit in order under the account row's lock, so no cursor skips
-    /// one); a second records the puller's progress, never lowering it.
+    /// Answers a pull in one statement, one round trip: it reads the account's row, the
+    /// puller's progress, a page of records and the puller's archived losers in one snapshot (a
+    /// push's writes are all in it or none, and versions commit in order under the account row's
+    /// lock, so no cursor skips one), and records the puller's progress, never lowering it.
     func pull(_ request: SyncPullRequest) async throws -> SyncPullResponse {
         let table = self
         return try await records.connected(step: .read, store: label) { connection in
-            var (state, now) = try await table.readForPull(request, on: connection)
-            let before = state
+            var (state, now, progressed) = try await table.readForPull(request, on: connection)
             let response = SyncServerRules.answer(request, in: &state, serverTime: now)
-            try await table.write(
-                state, over: before, account: request.account, poking: nil, ifRowIs: nil, on: connection)
+            if progressed, let progress = state.progress[request.replica] {
+                table.pushMemory.note(progress, of: request.replica, in: request.account)
+            }
+            guard progressed == (response.refusal == nil) else {
+                throw ValueStoreError(
+                    .io, store: table.label,
+                    reason: "the pull's statement \(progressed ? "recorded" : "did not record") the replica's "
+                        + "progress, but the rules answer \(response.refusal.map { "\($0.rawValue)" } ?? "no refusal")")
+            }
             return response
         }
     }
@@ -144,29 +172,60 @@ extension PostgresSyncTable {
     /// Reads, in one snapshot, what a pull involves: the account's row (the first epoch's,
     /// empty, if it has none yet), the server's clock, the puller's progress, the first
     /// `request.limit` records after its cursor, and the losers it wrote archived after
-    /// `request.archivedAfter` (or its cursor).
+    /// `request.archivedAfter` (or its cursor); and, in the same statement, records the progress
+    /// the answer gives (as ``SyncServerRules/progress(_:cursor:given:)`` computes it, never
+    /// lowered) unless the rules refuse the pull. It returns whether it recorded it.
     private func readForPull(
         _ request: SyncPullRequest,
         on connection: PostgresConnection
-    ) async throws -> (state: SyncAccountState, now: Int64) {
+    ) async throws -> (state: SyncAccountState, now: Int64, progressed: Bool) {
         let archivedAfter = (request.archivedAfter ?? request.cursor).rawValue
+        let account = request.account
+        let replica = request.replica.rawValue
+        let cursor = request.cursor.rawValue
+        let limit = Int64(max(1, request.limit))
+        // The refusals of SyncServerRules.refusal(account:epoch:seen:progress:cursor:isPush:isResync:),
+        // in SQL: another epoch; outside a resync, a replica that saw more than the server gave
+        // it (restored) or whose cursor is below the horizon.
         let read: PostgresQuery = """
-            SELECT a.epoch, a.head, a.horizon, (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
-                (SELECT coalesce(array_agg(page.record ORDER BY page.version), '{}') FROM (
-                    SELECT r.record, r.version FROM \(unescaped: records.table.quoted) r
-                    WHERE r.account = \(request.account)::text AND r.version > \(request.cursor.rawValue)::int8
-                    ORDER BY r.version LIMIT \(Int64(max(1, request.limit)))::int8) AS page),
+            WITH asked AS (
+                SELECT a.epoch, a.head, a.horizon,
+                    (SELECT q.cursor FROM \(unescaped: replicas.quoted) q WHERE q.account = \(account)::text AND q.replica = \(replica)::text) AS known_cursor,
+                    (SELECT q.seen FROM \(unescaped: replicas.quoted) q WHERE q.account = \(account)::text AND q.replica = \(replica)::text) AS known_seen
+                FROM (SELECT \(account)::text AS account) AS named
+                LEFT JOIN \(unescaped: accounts.quoted) a ON a.account = named.account
+            ),
+            page AS (
+                SELECT r.record, r.version FROM \(unescaped: records.table.quoted) r
+                WHERE r.account = \(account)::text AND r.version > \(cursor)::int8
+                ORDER BY r.version LIMIT \(limit)::int8
+            ),
+            progressed AS (
+                INSERT INTO \(unescaped: replicas.quoted) AS known (account, replica, cursor, seen)
+                SELECT \(account)::text, \(replica)::text, \(cursor)::int8,
+                    CASE WHEN (SELECT count(*) FROM page) >= \(limit)::int8
+                        AND (SELECT max(version) FROM page) < coalesce(asked.head, 0)
+                        THEN (SELECT max(version) FROM page) ELSE coalesce(asked.head, 0) END
+                FROM asked
+                WHERE (\(request.epoch)::uuid IS NULL OR \(request.epoch)::uuid = coalesce(asked.epoch, \(SyncServerRules.initialEpoch)::uuid))
+                    AND (\(request.isResync)::bool OR (
+                        NOT (\(request.seen.rawValue)::int8 > 0 AND \(request.seen.rawValue)::int8 > coalesce(asked.known_seen, 0))
+                        AND \(cursor)::int8 >= coalesce(asked.horizon, 0)))
+                ON CONFLICT (account, replica) DO UPDATE SET cursor = greatest(known.cursor, excluded.cursor),
+                    seen = greatest(known.seen, excluded.seen)
+                RETURNING 1
+            )
+            SELECT asked.epoch, asked.head, asked.horizon, (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+                (SELECT coalesce(array_agg(page.record ORDER BY page.version), '{}') FROM page),
                 (SELECT coalesce(array_agg(c.conflict ORDER BY c.id), '{}') FROM \(unescaped: archive.quoted) c
-                    WHERE c.account = \(request.account)::text AND c.writer = \(request.replica.rawValue)::text AND c.pulled
+                    WHERE c.account = \(account)::text AND c.writer = \(replica)::text AND c.pulled
                         AND c.version > \(archivedAfter)::int8),
-                (SELECT q.cursor FROM \(unescaped: replicas.quoted) q WHERE q.account = \(request.account)::text AND q.replica = \(request.replica.rawValue)::text),
-                (SELECT q.seen FROM \(unescaped: replicas.quoted) q WHERE q.account = \(request.account)::text AND q.replica = \(request.replica.rawValue)::text)
-            FROM (SELECT \(request.account)::text AS account) AS asked
-            LEFT JOIN \(unescaped: accounts.quoted) a ON a.account = asked.account
+                asked.known_cursor, asked.known_seen, (SELECT count(*) FROM progressed)
+            FROM asked
             """
         for try await row in try await PostgresPreparedQuery.run(read, on: connection) {
-            let (epoch, head, horizon, now, records, conflicts, cursor, seen) = try row.decode(
-                (UUID?, Int64?, Int64?, Int64, [ByteBuffer], [ByteBuffer], Int64?, Int64?).self)
+            let (epoch, head, horizon, now, records, conflicts, cursor, seen, progressed) = try row.decode(
+                (UUID?, Int64?, Int64?, Int64, [ByteBuffer], [ByteBuffer], Int64?, Int64?, Int64).self)
             var state = SyncAccountState(
                 row: SyncAccountRow(
                     epoch: epoch ?? SyncServerRules.initialEpoch, head: ServerVersion(head ?? 0),
@@ -182,7 +241,7 @@ extension PostgresSyncTable {
                 state.progress[request.replica] = SyncReplicaProgress(
                     cursor: ServerVersion(cursor), seen: ServerVersion(seen))
             }
-            return (state, now)
+            return (state, now, progressed > 0)
         }
         throw ValueStoreError(
             .io, store: label, reason: "the pull's statement returned no row",
@@ -226,8 +285,9 @@ extension PostgresSyncTable {
     ///
     /// With `version`, the statement writes only if the account's row is still that version
     /// (`xmin`), rewrites the row in any case so the next writer sees a new version, and takes
-    /// `synchronous_commit = on` (or keeps `remote_apply`); it returns whether it wrote. Without,
-    /// it writes (in a transaction that holds the row's lock) and returns `true`.
+    /// `synchronous_commit = on` (or keeps `remote_apply`); it returns the row's new version if
+    /// it wrote, `nil` if not. Without, it writes (in a transaction that holds the row's lock)
+    /// and returns the row's new version, or `""` when it left the row alone.
     @discardableResult
     private func write(
         _ state: SyncAccountState,
@@ -236,7 +296,7 @@ extension PostgresSyncTable {
         poking channel: String?,
         ifRowIs version: String?,
         on connection: PostgresConnection
-    ) async throws -> Bool {
+    ) async throws -> String? {
         let records = state.records.values.filter { before.records[$0.record.key] != $0 }
         let entries = state.idempotency.filter { before.idempotency[$0.key] != $0.value }
         let entryKeys = Array(entries.keys)
@@ -245,10 +305,11 @@ extension PostgresSyncTable {
         // A push rewrites the row whatever it changed, so an optimistic push that read before it
         // sees a new version; a pull's progress leaves the row alone.
         let rewritesRow = state.row != before.row || channel != nil || !entries.isEmpty || !records.isEmpty
+        // A guarded write always runs: its row's version is the check, even with nothing else.
         guard
             !records.isEmpty || !entries.isEmpty || !archived.isEmpty || progress != nil || rewritesRow
-                || channel != nil
-        else { return true }
+                || channel != nil || version != nil
+        else { return "" }
         // With a version, the row's update is the check every other write waits for; without,
         // it is a plain update of what changed, and everything applies.
         let guarded = version != nil
@@ -260,7 +321,7 @@ extension PostgresSyncTable {
                 WHERE account = \(account)::text AND CASE WHEN \(guarded)::bool
                     THEN xmin::text = \(version ?? "")::text AND \(unescaped: PostgresValueTable.durable) IS NOT NULL
                     ELSE \(rewritesRow)::bool END
-                RETURNING 1
+                RETURNING xmin::text AS version
             ),
             written AS (
                 INSERT INTO \(unescaped: self.records.table.quoted) AS stored (account, key, version, removal, stamp_ms, record)
@@ -298,13 +359,14 @@ extension PostgresSyncTable {
             )
             SELECT \(unescaped: applies),
                 (SELECT count(*) FROM pg_notify(\(channel ?? "")::text, \("0 sync \(PostgresKey.identifier(account))")::text)
-                    WHERE \(channel != nil)::bool AND \(unescaped: applies))
+                    WHERE \(channel != nil)::bool AND \(unescaped: applies)),
+                (SELECT version FROM moved)
             """
-        var applied = false
+        var (applied, written): (Bool, String?) = (false, nil)
         for try await row in try await PostgresPreparedQuery.run(statement, on: connection) {
-            (applied, _) = try row.decode((Bool, Int64).self)
+            (applied, _, written) = try row.decode((Bool, Int64, String?).self)
         }
-        return applied
+        return applied ? written ?? "" : nil
     }
 
     /// Pokes the account's replicas at commit: a notification on the records table's channel

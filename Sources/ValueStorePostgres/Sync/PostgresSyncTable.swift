@@ -97,6 +97,8 @@ public struct PostgresSyncTable: Sendable {
     let pushes: PostgresTableName
     let replicas: PostgresTableName
     let archive: PostgresTableName
+    /// What this value's last push of each account left, for its next push.
+    let pushMemory: PostgresPushMemory
 
     /// A sync server in the tables named after `name`, reached through `client`.
     ///
@@ -111,6 +113,7 @@ public struct PostgresSyncTable: Sendable {
     /// - Throws: ``/ValueStore/ValueStoreError/Code/invalidConfiguration`` for any other name, at once.
     public init(client: PostgresClient, name: String = "sync") throws {
         self.name = name
+        pushMemory = PostgresPushMemory()
         records = try PostgresValueTable(client: client, name: "\(name)_records")
         accounts = try PostgresTableName("\(name)_accounts")
         pushes = try PostgresTableName("\(name)_pushes")

@@ -13,7 +13,8 @@ import Android
 
 /// A replica's durable state: one settings file per account, in a folder of its own under the
 /// replica's directory, whose entries are the replica's meta, one record per synced key, its
-/// archive and its rejected changes.
+/// archive and its rejected changes; and the journal beside it, which each commit is appended to
+/// and which is folded into the settings file as it grows (see ``ReplicaJournal``).
 ///
 /// Each entry holds its value as JSON text: a string is the settings file's fast path, with no
 /// round trip through Foundation's property-list encoder, which a local save would pay for.
@@ -21,6 +22,7 @@ struct ReplicaFiles: Sendable {
     /// The account's folder.
     let folder: URL
     let settings: SettingsFile
+    let journal: ReplicaJournal
 
     /// The entries' names.
     static let metaKey = "replica"
@@ -28,9 +30,11 @@ struct ReplicaFiles: Sendable {
     static let rejectedKey = "rejected"
     static let recordPrefix = "record:"
 
-    init(directory: URL, account: SyncAccount, options: FileOptions) {
+    init(directory: URL, account: SyncAccount, options: FileOptions, foldingSize: Int = 256 * 1024) {
         folder = directory.appending(path: Self.folderName(for: account.id), directoryHint: .isDirectory)
         settings = SettingsFile(folder.appending(path: "sync.plist"), options: options)
+        journal = ReplicaJournal(
+            path: folder.appending(path: "sync.journal").path(percentEncoded: false), foldingSize: foldingSize)
     }
 
     /// The account's folder name: the identity with every byte but `a`-`z`, `0`-`9`, `-` and `_`
@@ -71,8 +75,8 @@ struct ReplicaFiles: Sendable {
             device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
     }
 
-    /// Everything in the file: the meta (`nil` before the first open), every record, the archive
-    /// and the rejected changes.
+    /// Everything the replica holds: the settings file's meta (`nil` before the first open),
+    /// records, archive and rejected changes, with the journal's entries applied in order.
     func load() async throws -> Loaded {
         var loaded = Loaded(meta: try await entry(Self.metaKey))
         for name in try await settings.keys() where name.hasPrefix(Self.recordPrefix) {
@@ -80,6 +84,9 @@ struct ReplicaFiles: Sendable {
         }
         loaded.archive = try await entry(Self.archiveKey) ?? []
         loaded.rejected = try await entry(Self.rejectedKey) ?? []
+        for changes in try await journal.open() {
+            loaded.apply(changes)
+        }
         return loaded
     }
 
@@ -114,11 +121,37 @@ struct ReplicaFiles: Sendable {
         var records: [String: LocalRecord] = [:]
         var archive: [SyncConflict] = []
         var rejected: [SyncConflict] = []
+
+        mutating func apply(_ changes: Changes) {
+            meta = changes.meta ?? meta
+            for (key, record) in changes.records {
+                records[key] = record
+            }
+            archive = changes.archive ?? archive
+            rejected = changes.rejected ?? rejected
+        }
     }
 
     /// One durable commit of the given entries: the meta, records (`nil` removes one), and the
-    /// archive and rejected lists, each only when given.
+    /// archive and rejected lists, each only when given. It is one entry appended to the journal;
+    /// when that makes the journal too long, the journal is folded into the settings file.
     func commit(_ changes: Changes) async throws {
+        guard !changes.isEmpty else { return }
+        guard try await journal.append(changes) else { return }
+        // The commit is durable in the journal, so a fold that fails does not fail it: the
+        // journal stays as it is, and the next commit folds again.
+        try? await fold()
+    }
+
+    /// Writes what the journal holds into the settings file in one durable commit, then empties
+    /// the journal. A crash in between leaves entries that, applied again, change nothing.
+    func fold() async throws {
+        try await write(journal.unfolded)
+        try await journal.empty()
+    }
+
+    /// Writes `changes` into the settings file, in one durable commit.
+    private func write(_ changes: Changes) async throws {
         guard !changes.isEmpty else { return }
         try await settings.batch { batch in
             if let meta = changes.meta {
@@ -142,11 +175,59 @@ struct ReplicaFiles: Sendable {
     }
 
     /// Entries to commit together.
-    struct Changes {
+    struct Changes: Codable {
         var meta: ReplicaMeta?
         var records: [String: LocalRecord?] = [:]
         var archive: [SyncConflict]?
         var rejected: [SyncConflict]?
+
+        init(
+            meta: ReplicaMeta? = nil,
+            records: [String: LocalRecord?] = [:],
+            archive: [SyncConflict]? = nil,
+            rejected: [SyncConflict]? = nil
+        ) {
+            self.meta = meta
+            self.records = records
+            self.archive = archive
+            self.rejected = rejected
+        }
+
+        /// Takes `later`'s entries over these.
+        mutating func merge(_ later: Changes) {
+            meta = later.meta ?? meta
+            records.merge(later.records) { _, later in later }
+            archive = later.archive ?? archive
+            rejected = later.rejected ?? rejected
+        }
+
+        // Removals are written as a list of keys: a JSON `null` in a dictionary of optionals
+        // would not say whether the key is removed or absent.
+        private enum CodingKeys: String, CodingKey {
+            case meta, set, removed, archive, rejected
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            meta = try container.decodeIfPresent(ReplicaMeta.self, forKey: .meta)
+            for (key, record) in try container.decode([String: LocalRecord].self, forKey: .set) {
+                records[key] = record
+            }
+            for key in try container.decode([String].self, forKey: .removed) {
+                records[key] = .some(nil)
+            }
+            archive = try container.decodeIfPresent([SyncConflict].self, forKey: .archive)
+            rejected = try container.decodeIfPresent([SyncConflict].self, forKey: .rejected)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(meta, forKey: .meta)
+            try container.encode(records.compactMapValues { $0 }, forKey: .set)
+            try container.encode(records.filter { $0.value == nil }.map(\.key), forKey: .removed)
+            try container.encodeIfPresent(archive, forKey: .archive)
+            try container.encodeIfPresent(rejected, forKey: .rejected)
+        }
 
         var isEmpty: Bool { meta == nil && records.isEmpty && archive == nil && rejected == nil }
     }

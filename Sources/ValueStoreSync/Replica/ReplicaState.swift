@@ -29,6 +29,9 @@ struct ReplicaState {
     var pendingSince: [String: UInt64] = [:]
     /// The local write of each change the server rejected, in order.
     var rejections: [UInt64] = []
+    /// How many of ``rejections`` a wait has thrown for: a wait reports the later ones, even
+    /// those from before it started.
+    var reportedRejections = 0
 
     var lastError: (any Error)?
     var phase = SyncStatus.Phase.idle

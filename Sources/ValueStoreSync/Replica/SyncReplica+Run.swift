@@ -98,7 +98,8 @@ extension SyncReplica {
     /// ```
     ///
     /// It sends nothing itself. A key changed again meanwhile is waited for until a change of it
-    /// is acknowledged.
+    /// is acknowledged. A change rejected before the call, which no wait has reported yet, is
+    /// reported by this one: a wait that starts after ``run()`` was quicker still hears of it.
     ///
     /// - Throws: ``ValueStore/ValueStoreError/Code/rejected`` when the server refused one of
     ///   those changes for good (see ``SyncStatus/rejectedChanges``); `CancellationError` when
@@ -107,13 +108,14 @@ extension SyncReplica {
         try await open()
         // The first status comes at once; every change of the pending marks publishes another.
         let updates = statusUpdates()
-        let (mark, firstRejection) = withState { ($0.writes, $0.rejections.count) }
+        let (mark, firstRejection) = withState { ($0.writes, $0.reportedRejections) }
         for await _ in updates {
             let (done, rejected) = withState { state in
-                (
-                    state.pendingSince.values.allSatisfy { $0 > mark },
-                    state.rejections.dropFirst(firstRejection).contains { $0 <= mark }
-                )
+                let rejected = state.rejections.dropFirst(firstRejection).contains { $0 <= mark }
+                if rejected {
+                    state.reportedRejections = max(state.reportedRejections, state.rejections.count)
+                }
+                return (state.pendingSince.values.allSatisfy { $0 > mark }, rejected)
             }
             if rejected {
                 throw ValueStoreError(

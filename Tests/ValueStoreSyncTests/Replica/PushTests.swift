@@ -36,6 +36,9 @@ import ValueStoreSync
             let laptop = try sandbox.replica("laptop")
             try await syncInTurn(phone, laptop)
             try await laptop.store("theme", as: String.self).save("light")
+            // Saves within one millisecond are ordered by their replicas' identities: the wait
+            // makes the phone's the later one.
+            try await Task.sleep(for: .milliseconds(20))
             try await phone.store("theme", as: String.self).save("dark")
             try await syncInTurn(laptop, phone)
             #expect(try await phone.store("theme", as: String.self).load() == "dark")
@@ -89,6 +92,27 @@ import ValueStoreSync
             #expect(restarted.status.rejectedChanges.count == 1)
             try await restarted.resolve(restarted.status.rejectedChanges[0])
             #expect(restarted.status.rejectedChanges.isEmpty)
+        }
+    }
+
+    /// A wait that starts after the change was rejected (a running sync was quicker) still hears
+    /// of it, once.
+    @Test func aWaitThatStartsAfterTheRejectionStillThrowsOnce() async throws {
+        try await SyncSandbox.with { sandbox in
+            let rejecting = SyncRemote(
+                label: "rejecting",
+                push: { request in
+                    SyncPushResponse(
+                        epoch: try #require(request.epoch), serverTime: Int64(Date().timeIntervalSince1970 * 1_000),
+                        refusal: nil, outcomes: request.changes.map { _ in .rejected("not allowed") })
+                },
+                pull: { try await sandbox.server.remote(for: sandbox.account).pull($0) })
+            let phone = try sandbox.replica("phone", remote: rejecting)
+            try await phone.store("theme", as: String.self).save("dark")
+            try await phone.syncNow()
+            #expect(phone.status.rejectedChanges.count == 1)
+            await #expect(throws: ValueStoreError(.rejected)) { try await phone.waitUntilPushed() }
+            try await phone.waitUntilPushed()
         }
     }
 }

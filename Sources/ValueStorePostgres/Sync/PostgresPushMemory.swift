@@ -1,0 +1,96 @@
+#if PostgreSQL
+import Foundation
+import Synchronization
+import ValueStoreSync
+
+/// What a table value's last push of each account read and wrote, so that its next push can
+/// skip the read: one round trip instead of two while one process pushes in a row.
+///
+/// A push writes only over the account row's version (`xmin`) it answered against, and every
+/// write to an account's records, idempotency entries or epoch rewrites that row. So the state
+/// remembered with the version a push's own write left is exactly the server's while the row is
+/// still that version; when it is not, the write applies nothing and the push reads as before.
+/// Only what was read is remembered (the keys, the authors' entries, the pusher's progress), and
+/// a push that names anything else reads. Pulls, which record progress without rewriting the
+/// row, tell the memory the progress they recorded. The server's clock is estimated from the
+/// last read, whose memory is trusted for ``lifetime`` at most.
+final class PostgresPushMemory: Sendable {
+    /// How long a read is trusted, its clock included.
+    static let lifetime = Duration.seconds(1)
+
+    struct Recalled {
+        var state: SyncAccountState
+        var now: Int64
+        var version: String
+    }
+
+    private struct Entry {
+        var state: SyncAccountState
+        var version: String
+        var keys: Set<String>
+        var entries: Set<SyncReplicaKey>
+        var replicas: Set<ReplicaID>
+        /// The server's clock at the last read, and when that was here.
+        var serverTime: Int64
+        var readAt: ContinuousClock.Instant
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+
+    /// The state a push of `request` can answer against without reading, if this memory covers
+    /// all of it.
+    func recall(_ request: SyncPushRequest) -> Recalled? {
+        entries.withLock { entries in
+            guard let entry = entries[request.account] else { return nil }
+            let age = ContinuousClock.now - entry.readAt
+            guard age < Self.lifetime, entry.replicas.contains(request.replica),
+                request.changes.allSatisfy({ entry.keys.contains($0.key) }),
+                request.changes.allSatisfy({
+                    entry.entries.contains(SyncReplicaKey(replica: $0.stamp.replica, key: $0.key))
+                })
+            else { return nil }
+            let elapsed = age.components.seconds * 1_000 + age.components.attoseconds / 1_000_000_000_000_000
+            return Recalled(state: entry.state, now: entry.serverTime + elapsed, version: entry.version)
+        }
+    }
+
+    /// Remembers the state a push of `request` left at `version`: read at `serverTime` (or
+    /// recalled from the read this memory had).
+    func remember(
+        _ state: SyncAccountState,
+        at version: String,
+        after request: SyncPushRequest,
+        readAt serverTime: Int64?
+    ) {
+        var state = state
+        state.archive = []
+        entries.withLock { entries in
+            let previous = serverTime == nil ? entries[request.account] : nil
+            guard serverTime != nil || previous != nil else { return }
+            entries[request.account] = Entry(
+                state: state, version: version,
+                keys: Set(request.changes.map(\.key)).union(previous?.keys ?? []),
+                entries: Set(request.changes.map { SyncReplicaKey(replica: $0.stamp.replica, key: $0.key) })
+                    .union(previous?.entries ?? []),
+                replicas: Set([request.replica]).union(previous?.replicas ?? []),
+                serverTime: serverTime ?? previous!.serverTime,
+                readAt: serverTime == nil ? previous!.readAt : .now)
+        }
+    }
+
+    /// Forgets the account: its next push reads.
+    func forget(_ account: String) {
+        _ = entries.withLock { $0.removeValue(forKey: account) }
+    }
+
+    /// Notes the progress a pull recorded for `replica`, which leaves the row's version alone.
+    func note(_ progress: SyncReplicaProgress, of replica: ReplicaID, in account: String) {
+        entries.withLock { entries in
+            guard var known = entries[account]?.state.progress[replica] else { return }
+            known.cursor = max(known.cursor, progress.cursor)
+            known.seen = max(known.seen, progress.seen)
+            entries[account]?.state.progress[replica] = known
+        }
+    }
+}
+#endif

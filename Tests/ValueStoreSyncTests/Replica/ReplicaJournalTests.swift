@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import ValueStore
+
+@testable import ValueStoreSync
+
+/// The replica's journal: what a crash can leave in it, what is corruption, and folding.
+@Suite struct ReplicaJournalTests {
+    static let account = SyncAccount(id: "user-42")
+
+    /// A commit of one record whose value is `text`.
+    static func change(_ key: String, _ text: String, at milliseconds: Int64) -> ReplicaFiles.Changes {
+        let stamp = HybridTimestamp(milliseconds: milliseconds, counter: 0, replica: ReplicaID("phone"))
+        let record = SyncRecord(key: key, value: Data(text.utf8), stamp: stamp, base: nil, policy: .lastWriterWins)
+        return ReplicaFiles.Changes(records: [key: LocalRecord(synced: record)])
+    }
+
+    static func values(_ loaded: ReplicaFiles.Loaded) -> [String: String] {
+        loaded.records.compactMapValues { $0.value.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// Runs `body` with a fresh folder's replica files, removed afterwards.
+    static func withFiles(
+        foldingSize: Int = 256 * 1024,
+        _ body: (_ files: () -> ReplicaFiles, _ journal: URL) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "journal-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let make = {
+            ReplicaFiles(directory: directory, account: account, options: .cache, foldingSize: foldingSize)
+        }
+        _ = try await make().prepareFolder()
+        try await body(make, make().folder.appending(path: "sync.journal"))
+    }
+
+    @Test func commitsAreReadBackInOrderAndARemovalStaysRemoved() async throws {
+        try await Self.withFiles { files, _ in
+            let writer = files()
+            _ = try await writer.load()
+            try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
+            try await writer.commit(Self.change("draft", "\"hello\"", at: 2))
+            try await writer.commit(Self.change("theme", "\"light\"", at: 3))
+            try await writer.commit(ReplicaFiles.Changes(records: ["draft": LocalRecord?.none]))
+            #expect(Self.values(try await files().load()) == ["theme": "\"light\""])
+        }
+    }
+
+    @Test func anIncompleteLastEntryIsCutOffAndWhatCameBeforeIsKept() async throws {
+        try await Self.withFiles { files, journal in
+            let writer = files()
+            _ = try await writer.load()
+            try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
+            let whole = try Data(contentsOf: journal)
+            // An append that never returned: half an entry, then a size extended over zeros.
+            for tail in [Data("VSJE".utf8) + Data([9, 0, 0, 0, 1, 2]), Data(count: 4_096)] {
+                try (whole + tail).write(to: journal)
+                #expect(Self.values(try await files().load()) == ["theme": "\"dark\""])
+                #expect(try Data(contentsOf: journal) == whole)
+            }
+        }
+    }
+
+    @Test func aBrokenEntryWithWholeEntriesAfterItIsCorruptionAndIsLeftAlone() async throws {
+        try await Self.withFiles { files, journal in
+            let writer = files()
+            _ = try await writer.load()
+            try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
+            try await writer.commit(Self.change("theme", "\"light\"", at: 2))
+            var bytes = try Data(contentsOf: journal)
+            bytes[ReplicaJournal.header.count + ReplicaJournal.entryHeaderSize + 2] ^= 0xFF
+            try bytes.write(to: journal)
+            await #expect(throws: ValueStoreError(.corrupted)) { try await files().load() }
+            #expect(try Data(contentsOf: journal) == bytes)
+        }
+    }
+
+    @Test func aJournalOfANewerFormatIsNotRead() async throws {
+        try await Self.withFiles { files, journal in
+            let written = Data("VSJOURN2".utf8) + Data(repeating: 7, count: 40)
+            try written.write(to: journal)
+            await #expect(throws: ValueStoreError(.newerVersion)) { try await files().load() }
+            try Data("not a journal".utf8).write(to: journal)
+            await #expect(throws: ValueStoreError(.corrupted)) { try await files().load() }
+            #expect(try Data(contentsOf: journal) == Data("not a journal".utf8))
+        }
+    }
+
+    @Test func aLongJournalIsFoldedIntoTheSettingsFileAndEmptied() async throws {
+        try await Self.withFiles(foldingSize: 2_000) { files, journal in
+            let writer = files()
+            _ = try await writer.load()
+            for index in 0..<40 {
+                try await writer.commit(Self.change("key\(index % 7)", "\(index)", at: Int64(index + 1)))
+            }
+            let size = try FileManager.default.attributesOfItem(atPath: journal.path)[.size] as? Int ?? 0
+            #expect(size < 2_000)
+            let expected = Dictionary(uniqueKeysWithValues: (33..<40).map { ("key\($0 % 7)", "\($0)") })
+            #expect(Self.values(try await files().load()) == expected)
+            // A fold whose journal was not emptied (a crash in between): its entries, applied
+            // again over the settings file that holds them, change nothing.
+            try await writer.commit(Self.change("key0", "\"last\"", at: 100))
+            let entries = try Data(contentsOf: journal)
+            try await writer.fold()
+            #expect(try Data(contentsOf: journal).isEmpty)
+            try entries.write(to: journal)
+            var folded = expected
+            folded["key0"] = "\"last\""
+            #expect(Self.values(try await files().load()) == folded)
+        }
+    }
+
+    @Test func aReplicaKeepsItsValuesAcrossReopeningsWithAJournal() async throws {
+        try await SyncSandbox.with { sandbox in
+            let phone = try sandbox.replica("phone")
+            try await phone.store("theme", as: String.self).save("dark")
+            try await phone.store("draft", as: String.self).save("hello")
+            try await phone.store("draft", as: String.self).remove()
+            let reopened = try sandbox.replica("phone")
+            #expect(try await reopened.store("theme", as: String.self).load() == "dark")
+            await #expect(throws: ValueStoreError.notFound) {
+                try await reopened.store("draft", as: String.self).load()
+            }
+            #expect(reopened.status.pendingChanges == 2)
+        }
+    }
+}
