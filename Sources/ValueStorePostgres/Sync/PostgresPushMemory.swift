@@ -12,8 +12,10 @@ import ValueStoreSync
 /// still that version; when it is not, the write applies nothing and the push reads as before.
 /// Only what was read is remembered (the keys, the authors' entries, the pusher's progress), and
 /// a push that names anything else reads. Pulls, which record progress without rewriting the
-/// row, tell the memory the progress they recorded. The server's clock is estimated from the
-/// last read, whose memory is trusted for ``lifetime`` at most.
+/// row, tell the memory the progress they recorded; a pull that another process served is not
+/// heard of, so remembered progress can be behind, never ahead: a refusal (which only progress
+/// behind could cause wrongly) is never answered from memory. The server's clock is estimated
+/// from the last read, whose memory is trusted for ``lifetime`` at most.
 final class PostgresPushMemory: Sendable {
     /// How long a read is trusted, its clock included.
     static let lifetime = Duration.seconds(1)
@@ -54,27 +56,40 @@ final class PostgresPushMemory: Sendable {
         }
     }
 
-    /// Remembers the state a push of `request` left at `version`: read at `serverTime` (or
-    /// recalled from the read this memory had).
+    /// Remembers the state an accepted push of `request` left at `version`: `read` (the
+    /// server's clock, and when it was read here) when it read, `nil` when it answered from this
+    /// memory. Progress never goes below what the memory held.
     func remember(
         _ state: SyncAccountState,
         at version: String,
         after request: SyncPushRequest,
-        readAt serverTime: Int64?
+        read: (serverTime: Int64, at: ContinuousClock.Instant)?
     ) {
         var state = state
         state.archive = []
         entries.withLock { entries in
-            let previous = serverTime == nil ? entries[request.account] : nil
-            guard serverTime != nil || previous != nil else { return }
+            let previous = entries[request.account]
+            guard let (serverTime, readAt) = read ?? previous.map({ ($0.serverTime, $0.readAt) }) else { return }
+            if let previous {
+                for (replica, known) in previous.state.progress {
+                    var progress = state.progress[replica] ?? known
+                    progress.cursor = max(progress.cursor, known.cursor)
+                    progress.seen = max(progress.seen, known.seen)
+                    state.progress[replica] = progress
+                }
+            }
+            let keep = read == nil ? previous : nil
+            if entries.count > 256 {
+                // Accounts this process stopped pushing: their reads are no longer trusted.
+                entries = entries.filter { ContinuousClock.now - $0.value.readAt < Self.lifetime }
+            }
             entries[request.account] = Entry(
                 state: state, version: version,
-                keys: Set(request.changes.map(\.key)).union(previous?.keys ?? []),
+                keys: Set(request.changes.map(\.key)).union(keep?.keys ?? []),
                 entries: Set(request.changes.map { SyncReplicaKey(replica: $0.stamp.replica, key: $0.key) })
-                    .union(previous?.entries ?? []),
-                replicas: Set([request.replica]).union(previous?.replicas ?? []),
-                serverTime: serverTime ?? previous!.serverTime,
-                readAt: serverTime == nil ? previous!.readAt : .now)
+                    .union(keep?.entries ?? []),
+                replicas: Set([request.replica]).union(keep?.replicas ?? []),
+                serverTime: serverTime, readAt: readAt)
         }
     }
 
@@ -86,7 +101,8 @@ final class PostgresPushMemory: Sendable {
     /// Notes the progress a pull recorded for `replica`, which leaves the row's version alone.
     func note(_ progress: SyncReplicaProgress, of replica: ReplicaID, in account: String) {
         entries.withLock { entries in
-            guard var known = entries[account]?.state.progress[replica] else { return }
+            guard entries[account]?.replicas.contains(replica) == true else { return }
+            var known = entries[account]?.state.progress[replica] ?? progress
             known.cursor = max(known.cursor, progress.cursor)
             known.seen = max(known.seen, progress.seen)
             entries[account]?.state.progress[replica] = known

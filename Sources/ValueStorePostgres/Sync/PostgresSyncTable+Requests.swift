@@ -29,6 +29,7 @@ extension PostgresSyncTable {
                 // The first try answers against what this table's last push left, if that covers
                 // the request; its write applies only if the row is still that version.
                 let recalled = attempt == 0 ? table.pushMemory.recall(request) : nil
+                let readAt = ContinuousClock.now
                 var (state, now, version): (SyncAccountState, Int64, String)
                 if let recalled {
                     (state, now, version) = (recalled.state, recalled.now, recalled.version)
@@ -38,6 +39,12 @@ extension PostgresSyncTable {
                 let before = state
                 let (response, wrote) = SyncServerRules.answer(
                     request, in: &state, serverTime: now, maximumClockAhead: ahead)
+                if recalled != nil && response.refusal != nil {
+                    // The memory's progress may be behind a pull another process served: a
+                    // refusal is only answered from a read.
+                    table.pushMemory.forget(request.account)
+                    return nil
+                }
                 do {
                     guard
                         let written = try await table.write(
@@ -47,8 +54,12 @@ extension PostgresSyncTable {
                         table.pushMemory.forget(request.account)
                         return nil
                     }
-                    table.pushMemory.remember(
-                        state, at: written, after: request, readAt: recalled == nil ? now : nil)
+                    if response.refusal == nil {
+                        table.pushMemory.remember(
+                            state, at: written, after: request, read: recalled == nil ? (now, readAt) : nil)
+                    } else {
+                        table.pushMemory.forget(request.account)
+                    }
                     return response
                 } catch {
                     table.pushMemory.forget(request.account)
@@ -78,6 +89,9 @@ extension PostgresSyncTable {
     /// lock, so no cursor skips one), and records the puller's progress, never lowering it.
     func pull(_ request: SyncPullRequest) async throws -> SyncPullResponse {
         let table = self
+        // A read step, though it records progress: a pull cancelled after its statement was sent
+        // may have recorded it, which is harmless (progress only rises, and the same pull
+        // records the same).
         return try await records.connected(step: .read, store: label) { connection in
             var (state, now, progressed) = try await table.readForPull(request, on: connection)
             let response = SyncServerRules.answer(request, in: &state, serverTime: now)

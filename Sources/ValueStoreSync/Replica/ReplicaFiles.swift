@@ -24,6 +24,9 @@ struct ReplicaFiles: Sendable {
     let settings: SettingsFile
     let journal: ReplicaJournal
 
+    /// The settings file's name in the account's folder.
+    static let settingsName = "sync.plist"
+
     /// The entries' names.
     static let metaKey = "replica"
     static let archiveKey = "archive"
@@ -32,9 +35,10 @@ struct ReplicaFiles: Sendable {
 
     init(directory: URL, account: SyncAccount, options: FileOptions, foldingSize: Int = 256 * 1024) {
         folder = directory.appending(path: Self.folderName(for: account.id), directoryHint: .isDirectory)
-        settings = SettingsFile(folder.appending(path: "sync.plist"), options: options)
+        settings = SettingsFile(folder.appending(path: Self.settingsName), options: options)
         journal = ReplicaJournal(
-            path: folder.appending(path: "sync.journal").path(percentEncoded: false), foldingSize: foldingSize)
+            path: folder.appending(path: "sync.journal").path(percentEncoded: false), foldingSize: foldingSize,
+            permissions: options.permissions)
     }
 
     /// The account's folder name: the identity with every byte but `a`-`z`, `0`-`9`, `-` and `_`
@@ -137,16 +141,26 @@ struct ReplicaFiles: Sendable {
     /// when that makes the journal too long, the journal is folded into the settings file.
     func commit(_ changes: Changes) async throws {
         guard !changes.isEmpty else { return }
+        if journal.length > 8 * journal.foldingSize {
+            // Folds kept failing: this one's error is the commit's, before anything is written.
+            try await fold()
+        }
         guard try await journal.append(changes) else { return }
-        // The commit is durable in the journal, so a fold that fails does not fail it: the
-        // journal stays as it is, and the next commit folds again.
-        try? await fold()
+        do {
+            try await fold()
+        } catch {
+            // The commit is durable in the journal, so a failed fold does not fail it: the
+            // journal stays as it is, the next commit folds again, and one that finds the
+            // journal eight times too long fails with the fold's error.
+        }
     }
 
-    /// Writes what the journal holds into the settings file in one durable commit, then empties
-    /// the journal. A crash in between leaves entries that, applied again, change nothing.
+    /// Writes what the journal holds into the settings file and makes that durable (whatever the
+    /// file options: the journal's entries are), then empties the journal. A crash in between
+    /// leaves entries that, applied again, change nothing.
     func fold() async throws {
         try await write(journal.unfolded)
+        try await journal.synchronize(folder.appending(path: Self.settingsName).path(percentEncoded: false))
         try await journal.empty()
     }
 

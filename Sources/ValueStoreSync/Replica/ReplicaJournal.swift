@@ -22,22 +22,28 @@ import Android
 /// whole values, so an entry applied again (a fold that completed before the journal was
 /// emptied) changes nothing.
 ///
-/// The file: the 8-byte header `VSJOURN1`, then entries, each `VSJE`, the payload's length (4
-/// bytes, little-endian), its FNV-1a 64 digest (8 bytes, little-endian) and the payload (JSON).
-/// Appends are serialized and each waits for its flush, so after a crash only the last entry can
-/// be incomplete: a tail that is not a whole entry, with no whole entry after it, is an append
-/// that never returned, and opening cuts it off. Anything else that does not read (a broken entry
-/// with whole entries after it, another header) is corruption: opening throws and touches
-/// nothing.
+/// The file: a 16-byte header, `VSJOURN1` and a random generation (8 bytes, little-endian) new
+/// each time the journal starts again, then entries, each `VSJE`, the payload's length (4 bytes,
+/// little-endian), the FNV-1a 64 digest of the generation and the payload (8 bytes,
+/// little-endian), and the payload (JSON); an entry left in reused blocks from an earlier
+/// generation does not read as one. Appends are serialized and each waits for its flush, so
+/// after a crash only the last entry can be incomplete: a tail that is not a whole entry, with no
+/// whole entry after it, is an append that never returned, and opening cuts it off, keeping its
+/// bytes beside the journal (`sync.journal.cut-<UUID>`) unless they are all zeros. Anything else
+/// that does not read (a broken entry with whole entries after it, another header) is
+/// corruption: opening throws and touches nothing.
 final class ReplicaJournal: Sendable {
     /// The journal's path.
     let path: String
     /// The size past which the journal is folded into the settings file.
     let foldingSize: Int
 
-    static let header = Array("VSJOURN1".utf8)
+    static let magic = Array("VSJOURN1".utf8)
+    static let headerSize = 16
     static let entryMark = Array("VSJE".utf8)
     static let entryHeaderSize = 16
+    /// The permission bits of a journal this makes.
+    let permissions: mode_t
 
     /// The open file and what it holds since the last fold; guarded by the mutex, which is held
     /// across each read or append so the file and its length never disagree.
@@ -47,15 +53,18 @@ final class ReplicaJournal: Sendable {
         var descriptor: Int32 = -1
         /// The end of the last whole entry.
         var length = 0
+        /// The generation in the header; a new one when the journal starts again.
+        var generation: UInt64 = 0
         /// Every entry since the last fold, merged.
         var unfolded = ReplicaFiles.Changes()
         /// Why the journal cannot be appended to, after a failed append that could not be undone.
         var broken: String?
     }
 
-    init(path: String, foldingSize: Int) {
+    init(path: String, foldingSize: Int, permissions: UInt16) {
         self.path = path
         self.foldingSize = foldingSize
+        self.permissions = mode_t(permissions)
     }
 
     deinit {
@@ -90,8 +99,14 @@ final class ReplicaJournal: Sendable {
             }
             state.descriptor = descriptor
             state.length = read.length
+            state.generation = read.generation
             if read.length < contents.count {
-                // An append that never returned: cut it off before anything follows it.
+                // An append that never returned: cut it off before anything follows it, its
+                // bytes kept beside the journal.
+                let tail = contents[read.length...]
+                if tail.contains(where: { $0 != 0 }) {
+                    try keep(tail)
+                }
                 guard ftruncate(descriptor, off_t(read.length)) == 0, Self.flush(descriptor) else {
                     state.broken = "its incomplete last entry could not be cut off (errno \(errno))"
                     throw failure("could not cut off its incomplete last entry")
@@ -115,20 +130,22 @@ final class ReplicaJournal: Sendable {
                 .encodingFailed, store: "sync journal '\(path)'", reason: "a commit does not encode as JSON",
                 underlyingError: error)
         }
-        var entry = Self.entryMark
-        entry.reserveCapacity(Self.entryHeaderSize + payload.count)
-        Self.appendLittleEndian(UInt32(payload.count), to: &entry)
-        var digest = FNV1a()
-        digest.mix(payload)
-        Self.appendLittleEndian(digest.value, to: &entry)
-        entry += payload
         return try state.withLock { state in
             if let broken = state.broken {
                 throw failure("is unusable until the replica is opened again: \(broken)")
             }
             guard state.descriptor >= 0 else { throw failure("was appended to before it was opened") }
             let start = state.length
-            let bytes = start == 0 ? Self.header + entry : entry
+            var bytes: [UInt8] = []
+            if start == 0 {
+                state.generation = UInt64.random(in: 1...UInt64.max)
+                bytes = Self.magic
+                Self.appendLittleEndian(state.generation, to: &bytes)
+            }
+            bytes += Self.entryMark
+            Self.appendLittleEndian(UInt32(payload.count), to: &bytes)
+            Self.appendLittleEndian(Self.digest(of: payload, generation: state.generation), to: &bytes)
+            bytes += payload
             guard Self.write(bytes, at: start, to: state.descriptor), Self.flush(state.descriptor) else {
                 let code = errno
                 // Undo the partial entry, so that the next append does not follow it.
@@ -148,17 +165,26 @@ final class ReplicaJournal: Sendable {
         state.withLock { $0.unfolded }
     }
 
+    /// The journal's size: the end of its last whole entry.
+    var length: Int {
+        state.withLock { $0.length }
+    }
+
     /// Empties the journal once its entries are folded into the settings file, off the caller's
     /// executor.
     @concurrent func empty() async throws {
         try state.withLock { state in
             guard state.broken == nil, state.descriptor >= 0 else { return }
-            guard ftruncate(state.descriptor, 0) == 0, Self.flush(state.descriptor) else {
-                // Its entries are in the settings file: applied again, they change nothing.
+            // Its entries are in the settings file: applied again, they change nothing.
+            guard ftruncate(state.descriptor, 0) == 0 else {
                 throw failure("could not be emptied after a fold (errno \(errno))")
             }
             state.length = 0
             state.unfolded = ReplicaFiles.Changes()
+            guard Self.flush(state.descriptor) else {
+                state.broken = "it was emptied after a fold, but not flushed (errno \(errno))"
+                throw failure("could not be flushed after a fold (errno \(errno))")
+            }
         }
     }
 
@@ -181,6 +207,30 @@ final class ReplicaJournal: Sendable {
         return opened
     }
 
+    /// Keeps the bytes an incomplete append left in a file of their own beside the journal.
+    private func keep(_ tail: ArraySlice<UInt8>) throws {
+        let kept = path + ".cut-" + UUID().uuidString
+        let descriptor = openFile(kept, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("could not keep its incomplete last entry (errno \(errno))") }
+        defer { close(descriptor) }
+        guard Self.write(Array(tail), at: 0, to: descriptor), Self.flush(descriptor) else {
+            throw failure("could not keep its incomplete last entry (errno \(errno))")
+        }
+    }
+
+    /// Flushes the file at `path` and its folder, off the caller's executor: a fold makes the
+    /// settings file durable this way before it empties the journal, whatever the file options.
+    @concurrent func synchronize(_ path: String) async throws {
+        for target in [path, (path as NSString).deletingLastPathComponent] {
+            let descriptor = openFile(target, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw failure("could not open '\(target)' to flush it (errno \(errno))") }
+            defer { close(descriptor) }
+            guard Self.flush(descriptor, metadata: true) else {
+                throw failure("could not flush '\(target)' (errno \(errno))")
+            }
+        }
+    }
+
     private func failure(_ what: String) -> ValueStoreError {
         ValueStoreError(.io, store: "sync journal '\(path)'", reason: "the journal \(what)")
     }
@@ -191,32 +241,36 @@ final class ReplicaJournal: Sendable {
         var entries: [ReplicaFiles.Changes] = []
         /// The end of the last whole entry.
         var length = 0
+        var generation: UInt64 = 0
     }
 
     /// The whole entries of `contents`, and where they end.
     private static func entries(in contents: [UInt8], path: String) throws -> Read {
         var read = Read()
         guard !contents.isEmpty else { return read }
-        if Array(contents.prefix(header.count)) != header {
-            // The first append, cut short: what is there of the header is the header or zeros,
-            // and no whole entry follows.
-            let isTorn = contents.prefix(header.count).enumerated().allSatisfy { $1 == 0 || $1 == header[$0] }
-            if isTorn && !(header.count..<contents.count).contains(where: { entry(in: contents, at: $0) != nil }) {
+        if contents.count < headerSize || Array(contents.prefix(magic.count)) != magic {
+            // The first append, cut short: what is there of the magic is the magic or zeros, and
+            // without a whole header no entry can be read.
+            let isTorn = contents.prefix(magic.count).enumerated().allSatisfy { $1 == 0 || $1 == magic[$0] }
+            if isTorn {
                 return read
             }
-            if Array(contents.prefix(header.count - 1)) == Array(header.prefix(header.count - 1)) {
+            if Array(contents.prefix(magic.count - 1)) == Array(magic.prefix(magic.count - 1)) {
                 throw ValueStoreError(
                     .newerVersion, store: "sync journal '\(path)'",
                     reason: "the journal's format is newer than this version reads")
             }
             throw corrupted(path, "has no journal header")
         }
-        var offset = header.count
+        read.generation = littleEndian(contents[magic.count..<headerSize], as: UInt64.self)
+        var offset = headerSize
         read.length = offset
         while offset < contents.count {
-            guard let (payload, end) = entry(in: contents, at: offset) else {
+            guard let (payload, end) = entry(in: contents, at: offset, generation: read.generation) else {
                 // Not a whole entry: an incomplete last append, unless a whole entry follows.
-                if (offset + 1..<contents.count).contains(where: { entry(in: contents, at: $0) != nil }) {
+                if (offset + 1..<contents.count).contains(where: {
+                    entry(in: contents, at: $0, generation: read.generation) != nil
+                }) {
                     throw corrupted(path, "has a broken entry at byte \(offset), with whole entries after it")
                 }
                 return read
@@ -237,7 +291,11 @@ final class ReplicaJournal: Sendable {
 
     /// The payload of a whole entry at `offset`, and where the entry ends; `nil` when the bytes
     /// there are not one.
-    private static func entry(in contents: [UInt8], at offset: Int) -> (ArraySlice<UInt8>, Int)? {
+    private static func entry(
+        in contents: [UInt8],
+        at offset: Int,
+        generation: UInt64
+    ) -> (ArraySlice<UInt8>, Int)? {
         guard contents.count - offset >= entryHeaderSize,
             contents[offset..<offset + 4].elementsEqual(entryMark)
         else { return nil }
@@ -245,10 +303,19 @@ final class ReplicaJournal: Sendable {
         let end = offset + entryHeaderSize + length
         guard end <= contents.count else { return nil }
         let payload = contents[offset + entryHeaderSize..<end]
-        var digest = FNV1a()
-        digest.mix(payload)
-        guard digest.value == littleEndian(contents[offset + 8..<offset + 16], as: UInt64.self) else { return nil }
+        guard
+            digest(of: payload, generation: generation)
+                == littleEndian(contents[offset + 8..<offset + 16], as: UInt64.self)
+        else { return nil }
         return (payload, end)
+    }
+
+    /// An entry's digest: FNV-1a 64 of the journal's generation and the payload.
+    private static func digest(of payload: some Sequence<UInt8>, generation: UInt64) -> UInt64 {
+        var digest = FNV1a()
+        withUnsafeBytes(of: generation.littleEndian) { digest.mix($0) }
+        digest.mix(payload)
+        return digest.value
     }
 
     private static func corrupted(_ path: String, _ what: String) -> ValueStoreError {
@@ -260,7 +327,7 @@ final class ReplicaJournal: Sendable {
     private func openFile(_ path: String, _ flags: Int32) -> Int32 {
         var descriptor: Int32
         repeat {
-            descriptor = systemOpen(path, flags, 0o600)
+            descriptor = systemOpen(path, flags, permissions)
         } while descriptor < 0 && errno == EINTR
         return descriptor
     }
@@ -297,8 +364,9 @@ final class ReplicaJournal: Sendable {
         return true
     }
 
-    /// Flushes the file's data, and the size that reads it, to stable storage.
-    private static func flush(_ descriptor: Int32) -> Bool {
+    /// Flushes the file's data, and the size that reads it (all its metadata with `metadata`),
+    /// to stable storage.
+    private static func flush(_ descriptor: Int32, metadata: Bool = false) -> Bool {
         #if canImport(Darwin)
         // F_FULLFSYNC asks the drive to flush its cache too; some file systems refuse it.
         if fcntl(descriptor, F_FULLFSYNC) == 0 { return true }
@@ -306,7 +374,7 @@ final class ReplicaJournal: Sendable {
             if errno != EINTR { return false }
         }
         #else
-        while fdatasync(descriptor) != 0 {
+        while (metadata ? fsync(descriptor) : fdatasync(descriptor)) != 0 {
             if errno != EINTR { return false }
         }
         #endif

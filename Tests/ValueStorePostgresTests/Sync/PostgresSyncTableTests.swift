@@ -292,6 +292,50 @@ extension PostgresTests {
             }
         }
 
+        /// A push answered from memory does not know of a pull another process served: the
+        /// progress it remembers can be behind, and a refusal it would give is checked by a read.
+        @Test func aPushAnsweredFromMemoryAfterAPullElsewhereIsNotRefused() async throws {
+            try await Self.withTable { table, account, folder, client in
+                let here = table.remote(for: account)
+                let there = try PostgresSyncTable(client: client, name: table.name).remote(for: account)
+                let (phone, laptop) = (ReplicaID("phone"), ReplicaID("laptop"))
+                func pull(_ replica: ReplicaID, seen: ServerVersion, through remote: SyncRemote) async throws
+                    -> SyncPullResponse
+                {
+                    try await remote.pull(
+                        SyncPullRequest(
+                            account: account.id, replica: replica, epoch: nil, cursor: seen, seen: seen, limit: 100,
+                            isResync: false))
+                }
+                let epoch = try await pull(phone, seen: .zero, through: here).epoch
+                func push(_ replica: ReplicaID, seen: ServerVersion, aheadBy seconds: Int64 = 0) async throws
+                    -> SyncPushResponse
+                {
+                    let now = Int64(Date().timeIntervalSince1970 * 1_000) + seconds * 1_000
+                    let record = SyncRecord(
+                        key: "theme", value: Data("\"\(replica)\"".utf8),
+                        stamp: HybridTimestamp(milliseconds: now, counter: 0, replica: replica), base: nil,
+                        policy: .lastWriterWins)
+                    return try await here.push(
+                        SyncPushRequest(
+                            account: account.id, replica: replica, epoch: epoch, seen: seen, cursor: seen,
+                            changes: [record]))
+                }
+                let accepted = try #require(try await push(laptop, seen: .zero).outcomes.first)
+                guard case .accepted(let head) = accepted else {
+                    Issue.record("the laptop's push was answered \(accepted)")
+                    return
+                }
+                // Too far ahead, the phone's change is given no version: the push remembers the
+                // phone having seen nothing. Its pull through the other table gives it the head.
+                let ahead = try await push(phone, seen: .zero, aheadBy: 600)
+                #expect(ahead.outcomes.count == 1 && ahead.refusal == nil)
+                #expect(try await pull(phone, seen: .zero, through: there).cursor == head)
+                let next = try await push(phone, seen: head)
+                #expect(next.refusal == nil, "answered from memory, the push would say the server was restored")
+            }
+        }
+
         @Test func removalsEveryReplicaPulledAreCollectedAndANewReplicaStillConverges() async throws {
             try await Self.withTable { table, account, folder, client in
                 let phone = try Self.replica(

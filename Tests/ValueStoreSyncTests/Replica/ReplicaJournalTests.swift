@@ -57,6 +57,13 @@ import ValueStore
                 #expect(Self.values(try await files().load()) == ["theme": "\"dark\""])
                 #expect(try Data(contentsOf: journal) == whole)
             }
+            // The bytes cut off are kept beside the journal, unless they were all zeros.
+            let folder = journal.deletingLastPathComponent()
+            let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+                .filter { $0.hasPrefix("sync.journal.cut-") }
+            #expect(kept.count == 1)
+            #expect(
+                try Data(contentsOf: folder.appending(path: kept[0])) == Data("VSJE".utf8) + Data([9, 0, 0, 0, 1, 2]))
         }
     }
 
@@ -67,10 +74,28 @@ import ValueStore
             try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
             try await writer.commit(Self.change("theme", "\"light\"", at: 2))
             var bytes = try Data(contentsOf: journal)
-            bytes[ReplicaJournal.header.count + ReplicaJournal.entryHeaderSize + 2] ^= 0xFF
+            bytes[ReplicaJournal.headerSize + ReplicaJournal.entryHeaderSize + 2] ^= 0xFF
             try bytes.write(to: journal)
             await #expect(throws: ValueStoreError(.corrupted)) { try await files().load() }
             #expect(try Data(contentsOf: journal) == bytes)
+        }
+    }
+
+    /// An entry of an earlier generation, left in blocks the journal reuses after a fold, does
+    /// not read as an entry.
+    @Test func anEntryOfAnEarlierGenerationDoesNotRead() async throws {
+        try await Self.withFiles { files, journal in
+            let writer = files()
+            _ = try await writer.load()
+            try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
+            let earlier = try Data(contentsOf: journal)
+            try await writer.fold()
+            try await writer.commit(Self.change("theme", "\"light\"", at: 2))
+            let current = try Data(contentsOf: journal)
+            // The earlier generation's entry, after the current one, as if its blocks came back.
+            try (current + earlier.dropFirst(ReplicaJournal.headerSize)).write(to: journal)
+            #expect(Self.values(try await files().load()) == ["theme": "\"light\""])
+            #expect(try Data(contentsOf: journal) == current)
         }
     }
 
