@@ -50,6 +50,10 @@ public struct SyncOptions: Sendable {
     /// options.fileOptions = .private
     /// ```
     public var fileOptions: FileOptions = .default
+
+    /// The size past which the replica's journal is folded into its settings file: small in the
+    /// crash tests, so that kills land in folds too.
+    package var journalFoldingSize = 256 * 1024
     /// The most changes in one push.
     ///
     /// ```swift

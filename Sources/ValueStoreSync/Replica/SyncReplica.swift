@@ -101,7 +101,9 @@ public final class SyncReplica: Sendable {
         self.directory = directory
         self.remote = remote
         self.options = options
-        files = ReplicaFiles(directory: directory, account: account, options: options.fileOptions)
+        files = ReplicaFiles(
+            directory: directory, account: account, options: options.fileOptions,
+            foldingSize: options.journalFoldingSize)
     }
 
     /// What errors and labels call this replica.
