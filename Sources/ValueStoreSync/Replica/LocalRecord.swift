@@ -1,7 +1,7 @@
 import Foundation
 
 /// One synced key on the device: its value (or removal), stamp and base, and whether the server
-/// has it. Stored as one entry of the replica's settings file, so a local change is one durable
+/// has it. Stored as one entry of the replica's files, so a local change is one durable
 /// commit of one entry, its outbox mark included.
 struct LocalRecord: Hashable, Sendable, Codable {
     /// The value's bytes, or `nil` for a removal.

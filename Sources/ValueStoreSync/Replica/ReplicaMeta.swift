@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a replica keeps about itself, in one entry of its settings file.
+/// What a replica keeps about itself, in one entry of its files.
 struct ReplicaMeta: Hashable, Sendable, Codable {
     /// The replica's identity.
     var id: ReplicaID
@@ -28,8 +28,8 @@ struct ReplicaMeta: Hashable, Sendable, Codable {
 
 /// The device and inode of a replica's folder, recorded with its identity: a copy of the folder
 /// (another device's backup restored, a directory copied) has other ones, and makes itself a new
-/// identity before it pushes. The settings file inside is replaced on every commit, so it is the
-/// folder's, which stays.
+/// identity before it pushes. The files inside are replaced or rewritten, so it is the folder's,
+/// which stays.
 struct FolderMarker: Hashable, Sendable, Codable {
     var device: UInt64
     var inode: UInt64

@@ -43,8 +43,10 @@ public struct SyncOptions: Sendable {
     /// options.firstSync = .keepLocal
     /// ```
     public var firstSync: FirstSync = .keepRemote
-    /// How the replica's settings file is written: durable by default. `.cache` skips the
-    /// `fsync`, for tests.
+    /// The permissions of the replica's files. Their durability does not change with it: every
+    /// commit is flushed to the replica's journal, and each fold of the journal into the settings
+    /// file is flushed before the journal is emptied, whatever the options (an outbox survives a
+    /// crash or it is not one).
     ///
     /// ```swift
     /// options.fileOptions = .private
