@@ -39,38 +39,33 @@ extension PostgresSyncTable {
                 let before = state
                 let (response, wrote) = SyncServerRules.answer(
                     request, in: &state, serverTime: now, maximumClockAhead: ahead)
+                // Only an accepted answer whose write applied is remembered; anything else (a
+                // refusal, a write that did not apply or failed) leaves the next push to read.
+                var remembered = false
+                defer {
+                    if !remembered { table.pushMemory.forget(request.account) }
+                }
+                // The memory's progress may be behind a pull another process served: a refusal
+                // is only answered from a read.
                 if recalled != nil && response.refusal != nil {
-                    // The memory's progress may be behind a pull another process served: a
-                    // refusal is only answered from a read.
-                    table.pushMemory.forget(request.account)
                     return nil
                 }
-                do {
-                    guard
-                        let written = try await table.write(
-                            state, over: before, account: request.account, poking: wrote ? channel : nil,
-                            ifRowIs: version, on: connection)
-                    else {
-                        table.pushMemory.forget(request.account)
-                        return nil
-                    }
-                    if response.refusal == nil {
-                        table.pushMemory.remember(
-                            state, at: written, after: request, read: recalled == nil ? (now, readAt) : nil)
-                    } else {
-                        table.pushMemory.forget(request.account)
-                    }
-                    return response
-                } catch {
-                    table.pushMemory.forget(request.account)
-                    throw error
+                guard
+                    let written = try await table.write(
+                        state, over: before, account: request.account, poking: wrote ? channel : nil,
+                        ifRowIs: version, on: connection)
+                else { return nil }
+                if response.refusal == nil {
+                    table.pushMemory.remember(
+                        state, at: written, after: request, read: recalled == nil ? (now, readAt) : nil)
+                    remembered = true
                 }
+                return response
             }
             if let answered {
                 return answered
             }
         }
-        pushMemory.forget(request.account)
         return try await transaction(step: .write) { connection in
             var (state, now, _) = try await table.readForPush(request, locking: true, on: connection)
             let before = state
@@ -317,7 +312,7 @@ extension PostgresSyncTable {
         let archived = Array(state.archive.dropFirst(before.archive.count))
         let progress = state.progress.filter { before.progress[$0.key] != $0.value }.first
         // A push rewrites the row whatever it changed, so an optimistic push that read before it
-        // sees a new version; a pull's progress leaves the row alone.
+        // sees a new version.
         let rewritesRow = state.row != before.row || channel != nil || !entries.isEmpty || !records.isEmpty
         // A guarded write always runs: its row's version is the check, even with nothing else.
         guard

@@ -88,9 +88,13 @@ struct ReplicaFiles: Sendable {
         }
         loaded.archive = try await entry(Self.archiveKey) ?? []
         loaded.rejected = try await entry(Self.rejectedKey) ?? []
-        for changes in try await journal.open() {
-            loaded.apply(changes)
+        let journaled = try await journal.open()
+        loaded.meta = journaled.meta ?? loaded.meta
+        for (key, record) in journaled.records {
+            loaded.records[key] = record
         }
+        loaded.archive = journaled.archive ?? loaded.archive
+        loaded.rejected = journaled.rejected ?? loaded.rejected
         return loaded
     }
 
@@ -125,15 +129,6 @@ struct ReplicaFiles: Sendable {
         var records: [String: LocalRecord] = [:]
         var archive: [SyncConflict] = []
         var rejected: [SyncConflict] = []
-
-        mutating func apply(_ changes: Changes) {
-            meta = changes.meta ?? meta
-            for (key, record) in changes.records {
-                records[key] = record
-            }
-            archive = changes.archive ?? archive
-            rejected = changes.rejected ?? rejected
-        }
     }
 
     /// One durable commit of the given entries: the meta, records (`nil` removes one), and the

@@ -75,8 +75,8 @@ final class ReplicaJournal: Sendable {
     }
 
     /// Opens the journal (made if absent), cuts off an incomplete last entry, and returns its
-    /// entries in order, off the caller's executor.
-    @concurrent func open() async throws -> [ReplicaFiles.Changes] {
+    /// entries merged in order (what a fold would write), off the caller's executor.
+    @concurrent func open() async throws -> ReplicaFiles.Changes {
         try state.withLock { state in
             if state.descriptor >= 0 {
                 close(state.descriptor)
@@ -115,7 +115,7 @@ final class ReplicaJournal: Sendable {
             for entry in read.entries {
                 state.unfolded.merge(entry)
             }
-            return read.entries
+            return state.unfolded
         }
     }
 

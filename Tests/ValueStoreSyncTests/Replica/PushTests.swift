@@ -9,6 +9,20 @@ import ValueStoreSync
         (local ?? [:]).merging(remote ?? [:], uniquingKeysWith: max)
     }
 
+    /// A remote whose server refuses every pushed change for good ("not allowed"), and pulls
+    /// from the sandbox's server.
+    static func rejecting(_ sandbox: SyncSandbox) -> SyncRemote {
+        let inner = sandbox.server.remote(for: sandbox.account)
+        return SyncRemote(
+            label: "rejecting",
+            push: { request in
+                SyncPushResponse(
+                    epoch: try #require(request.epoch), serverTime: Int64(Date().timeIntervalSince1970 * 1_000),
+                    refusal: nil, outcomes: request.changes.map { _ in .rejected("not allowed") })
+            },
+            pull: { try await inner.pull($0) })
+    }
+
     @Test func aLostAcknowledgementHasItsEffectOnce() async throws {
         try await SyncSandbox.with { sandbox in
             let faulty = FaultyRemote(sandbox.server.remote(for: sandbox.account))
@@ -67,15 +81,7 @@ import ValueStoreSync
 
     @Test func aRejectedChangeIsKeptWithItsValueAndFailsTheWait() async throws {
         try await SyncSandbox.with { sandbox in
-            let inner = sandbox.server.remote(for: sandbox.account)
-            let rejecting = SyncRemote(
-                label: "rejecting",
-                push: { request in
-                    SyncPushResponse(
-                        epoch: try #require(request.epoch), serverTime: Int64(Date().timeIntervalSince1970 * 1_000),
-                        refusal: nil, outcomes: request.changes.map { _ in .rejected("not allowed") })
-                },
-                pull: { try await inner.pull($0) })
+            let rejecting = Self.rejecting(sandbox)
             let phone = try sandbox.replica("phone", remote: rejecting)
             let theme = phone.store("theme", as: String.self)
             try await theme.save("dark")
@@ -99,14 +105,7 @@ import ValueStoreSync
     /// of it, once.
     @Test func aWaitThatStartsAfterTheRejectionStillThrowsOnce() async throws {
         try await SyncSandbox.with { sandbox in
-            let rejecting = SyncRemote(
-                label: "rejecting",
-                push: { request in
-                    SyncPushResponse(
-                        epoch: try #require(request.epoch), serverTime: Int64(Date().timeIntervalSince1970 * 1_000),
-                        refusal: nil, outcomes: request.changes.map { _ in .rejected("not allowed") })
-                },
-                pull: { try await sandbox.server.remote(for: sandbox.account).pull($0) })
+            let rejecting = Self.rejecting(sandbox)
             let phone = try sandbox.replica("phone", remote: rejecting)
             try await phone.store("theme", as: String.self).save("dark")
             try await phone.syncNow()

@@ -19,24 +19,25 @@ import ValueStore
         loaded.records.compactMapValues { $0.value.map { String(decoding: $0, as: UTF8.self) } }
     }
 
-    /// Runs `body` with a fresh folder's replica files, removed afterwards.
+    /// Runs `body` with a fresh folder's replica files, opened (`writer`), a way to open them
+    /// again (`files`), and the journal's URL; the folder is removed afterwards.
     static func withFiles(
         foldingSize: Int = 256 * 1024,
-        _ body: (_ files: () -> ReplicaFiles, _ journal: URL) async throws -> Void
+        _ body: (_ writer: ReplicaFiles, _ files: () -> ReplicaFiles, _ journal: URL) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "journal-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let make = {
             ReplicaFiles(directory: directory, account: account, options: .cache, foldingSize: foldingSize)
         }
-        _ = try await make().prepareFolder()
-        try await body(make, make().folder.appending(path: "sync.journal"))
+        let writer = make()
+        _ = try await writer.prepareFolder()
+        _ = try await writer.load()
+        try await body(writer, make, writer.folder.appending(path: "sync.journal"))
     }
 
     @Test func commitsAreReadBackInOrderAndARemovalStaysRemoved() async throws {
-        try await Self.withFiles { files, _ in
-            let writer = files()
-            _ = try await writer.load()
+        try await Self.withFiles { writer, files, _ in
             try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
             try await writer.commit(Self.change("draft", "\"hello\"", at: 2))
             try await writer.commit(Self.change("theme", "\"light\"", at: 3))
@@ -46,9 +47,7 @@ import ValueStore
     }
 
     @Test func anIncompleteLastEntryIsCutOffAndWhatCameBeforeIsKept() async throws {
-        try await Self.withFiles { files, journal in
-            let writer = files()
-            _ = try await writer.load()
+        try await Self.withFiles { writer, files, journal in
             try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
             let whole = try Data(contentsOf: journal)
             // An append that never returned: half an entry, then a size extended over zeros.
@@ -68,9 +67,7 @@ import ValueStore
     }
 
     @Test func aBrokenEntryWithWholeEntriesAfterItIsCorruptionAndIsLeftAlone() async throws {
-        try await Self.withFiles { files, journal in
-            let writer = files()
-            _ = try await writer.load()
+        try await Self.withFiles { writer, files, journal in
             try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
             try await writer.commit(Self.change("theme", "\"light\"", at: 2))
             var bytes = try Data(contentsOf: journal)
@@ -84,9 +81,7 @@ import ValueStore
     /// An entry of an earlier generation, left in blocks the journal reuses after a fold, does
     /// not read as an entry.
     @Test func anEntryOfAnEarlierGenerationDoesNotRead() async throws {
-        try await Self.withFiles { files, journal in
-            let writer = files()
-            _ = try await writer.load()
+        try await Self.withFiles { writer, files, journal in
             try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
             let earlier = try Data(contentsOf: journal)
             try await writer.fold()
@@ -100,7 +95,7 @@ import ValueStore
     }
 
     @Test func aJournalOfANewerFormatIsNotRead() async throws {
-        try await Self.withFiles { files, journal in
+        try await Self.withFiles { _, files, journal in
             let written = Data("VSJOURN2".utf8) + Data(repeating: 7, count: 40)
             try written.write(to: journal)
             await #expect(throws: ValueStoreError(.newerVersion)) { try await files().load() }
@@ -111,9 +106,7 @@ import ValueStore
     }
 
     @Test func aLongJournalIsFoldedIntoTheSettingsFileAndEmptied() async throws {
-        try await Self.withFiles(foldingSize: 2_000) { files, journal in
-            let writer = files()
-            _ = try await writer.load()
+        try await Self.withFiles(foldingSize: 2_000) { writer, files, journal in
             for index in 0..<40 {
                 try await writer.commit(Self.change("key\(index % 7)", "\(index)", at: Int64(index + 1)))
             }
