@@ -46,8 +46,11 @@ struct FileSystem: Sendable {
     /// Creates one directory.
     var makeDirectory: @Sendable (_ path: String, _ mode: mode_t) throws -> Void
     /// Takes an exclusive advisory lock on an open file; returns `false` when `wait` is `false`
-    /// and another descriptor holds it. Closing the descriptor releases the lock.
+    /// and another descriptor holds it. Release it with ``unlock``: closing the descriptor
+    /// releases it only once no copy of it is open, and a child being spawned holds copies.
     var lock: @Sendable (_ descriptor: Int32, _ wait: Bool) throws -> Bool
+    /// Releases the lock ``lock`` took, for every copy of the descriptor.
+    var unlock: @Sendable (_ descriptor: Int32) throws -> Void
     /// The names in a directory, without `.` and `..`.
     var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
     /// A file's permission bits.
@@ -196,6 +199,9 @@ extension FileSystem {
                 }
             }
             return true
+        },
+        unlock: { descriptor in
+            _ = try retryingInterrupts("flock") { flock(descriptor, LOCK_UN) }
         },
         contentsOfDirectory: { path in
             guard let directory = opendir(path) else { throw FileSystemError.last("opendir") }

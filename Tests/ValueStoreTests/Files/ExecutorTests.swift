@@ -203,6 +203,10 @@ final class SystemCalls: Sendable {
                 self.note("flock")
                 return try live.lock(descriptor, wait)
             },
+            unlock: { descriptor in
+                self.note("flock")
+                try live.unlock(descriptor)
+            },
             contentsOfDirectory: { path in
                 self.note("readdir")
                 return try live.contentsOfDirectory(path)

@@ -31,6 +31,43 @@ import Glibc
         }
     }
 
+    /// A child this process spawns holds a copy of every open descriptor until it starts its
+    /// program (and a forked child that never does, for its life): a lock released only by
+    /// closing would stay held by that copy. A copy of each lock descriptor, kept open, stands
+    /// in for the child.
+    @Test func aLockIsReleasedWhileACopyOfItsDescriptorIsStillOpen() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let lockPath = directory.appending(path: ".count.json.lock").path(percentEncoded: false)
+            let copies = Shared<[Int32]>([])
+            var fileSystem = FileSystem.live
+            fileSystem.open = { path, flags, mode in
+                let descriptor = try FileSystem.live.open(path, flags, mode)
+                if path == lockPath {
+                    copies.append(dup(descriptor))
+                }
+                return descriptor
+            }
+            defer {
+                for copy in copies.value { close(copy) }
+            }
+            let store = ValueStore<Void, Data>.file(url, options: .default, fileSystem: fileSystem).coded(
+                Codec<Int, Data>.json)
+            func lockIsFree() -> Bool {
+                let other = open(lockPath, O_RDWR | O_CLOEXEC)
+                defer { close(other) }
+                return other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0
+            }
+            try await store.save(1)
+            // Checked before the next write, which would otherwise wait for the lock forever.
+            try #require(lockIsFree(), "the save's lock is free though a copy is open")
+            try await store.update { $0 += 1 }
+            #expect(lockIsFree(), "the update's lock is free though copies are open")
+            #expect(copies.value.count >= 2, "the save and the update each opened the lock file")
+            #expect(try await store.load() == 2)
+        }
+    }
+
     @Test func anotherProcessWritesWhileTheBodyWaitsAndTheBodyRunsAgain() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")

@@ -33,16 +33,28 @@ extension DurableFile {
         }
     }
 
-    /// Leaves a new stamp in the lock file, then closes it, which releases its lock.
+    /// Leaves a new stamp in the lock file, then releases its lock and closes it.
     @concurrent private func stampAndReleaseFileLock(_ descriptor: Int32) async -> Swift.Result<Void, any Error> {
         let stamped = Swift.Result { try leaveStamp(descriptor) }
-        closeQuietly(descriptor)
+        unlockAndClose(descriptor)
         return stamped
     }
 
-    /// Closes a lock file, which releases its lock if it holds it; it holds no data to lose.
+    /// Releases a lock file's lock if it holds it, and closes it; it holds no data to lose.
     @concurrent func releaseFileLock(_ descriptor: Int32) async {
-        closeQuietly(descriptor)
+        unlockAndClose(descriptor)
+    }
+
+    /// Releases a lock file's lock, then closes it. Closing alone would keep the lock while any
+    /// copy of the descriptor is open: a child this process is spawning holds one until it
+    /// starts its program, and a forked child that never does holds one for its whole life.
+    func unlockAndClose(_ lockDescriptor: Int32) {
+        do {
+            try fileSystem.unlock(lockDescriptor)
+        } catch {
+            // Closing below still releases it once no copy is open.
+        }
+        closeQuietly(lockDescriptor)
     }
 
     /// Opens the sidecar lock file, takes its lock and removes orphaned temporary files once;
@@ -62,13 +74,13 @@ extension DurableFile {
                     try await waitForLock(descriptor)
                 }
                 guard try isStillAtLockPath(lockFile) else {
-                    closeQuietly(descriptor)
+                    unlockAndClose(descriptor)
                     continue
                 }
                 removeOrphansOnce()
                 return descriptor
             } catch {
-                closeQuietly(descriptor)
+                unlockAndClose(descriptor)
                 throw failure("lock '\(lockPath)'", error)
             }
         }

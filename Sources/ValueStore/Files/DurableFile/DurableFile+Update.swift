@@ -104,7 +104,7 @@ extension DurableFile {
                 lock: lock, lockFile: lockFile, stamp: stamp, file: read?.status, stored: read?.data,
                 contents: try read.map { try decoding($0.data) })
         } catch {
-            closeQuietly(lock)
+            unlockAndClose(lock)
             throw error
         }
     }
@@ -121,13 +121,13 @@ extension DurableFile {
         do {
             encoded = try contents.map(encoding)
         } catch {
-            closeQuietly(snapshot.lock)
+            unlockAndClose(snapshot.lock)
             throw error
         }
         return try await PathLocks.shared.withLock(path) {
-            // Closing the lock file releases its lock, before the next task of this process
-            // takes the in-process lock.
-            defer { closeQuietly(snapshot.lock) }
+            // The lock file's lock is released before the next task of this process takes
+            // the in-process lock.
+            defer { unlockAndClose(snapshot.lock) }
             do {
                 if try !fileSystem.lock(snapshot.lock, false) {
                     try await waitForLock(snapshot.lock)
