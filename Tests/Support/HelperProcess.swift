@@ -44,16 +44,16 @@ package struct HelperProcess {
         try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
-    /// Kills the process with SIGKILL and waits for it.
+    /// Kills the process with SIGKILL and waits for it, which takes no longer than the kernel
+    /// takes to end it.
     package func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = exitStatusBlockingThisThread(of: process)
     }
 
-    /// Waits for the process to exit and returns its status.
+    /// Waits for the process to exit and returns its status, blocking this thread.
     package func wait() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
+        exitStatusBlockingThisThread(of: process)
     }
 
     /// Every line the process printed; call after it exited.

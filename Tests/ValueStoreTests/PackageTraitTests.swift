@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ValueStoreTestSupport
 
 /// The package's traits keep the default graph small: a dependent that enables none of them
 /// resolves swift-crypto (and its swift-asn1) and nothing more, and one that enables a trait gets
@@ -38,13 +39,7 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
-        #expect(process.terminationStatus == 0, "swift package show-dependencies failed")
+        #expect(await exitStatus(of: process) == 0, "swift package show-dependencies failed")
         let graph = try JSONSerialization.jsonObject(with: Data(contentsOf: output))
         var identities: Set<String> = []
         func collect(_ node: Any) {

@@ -4,6 +4,7 @@ import PostgresNIO
 import Testing
 import ValueStore
 import ValueStorePostgres
+import ValueStoreTestSupport
 
 /// The throwaway server `pg_virtualenv` makes: its variables, clients for it, scratch tables and
 /// raw SQL for the tests to look behind the store.
@@ -177,25 +178,6 @@ enum PostgresServer {
             throw Missing(description: "\(executable) \(arguments.joined(separator: " ")) failed: \(text)")
         }
         return text
-    }
-}
-
-/// Waits for `process` to exit, reaping it here: Foundation does not always reap a child whose
-/// own child (a server) lives on, and its termination handler then never runs.
-func exitStatus(of process: Process) async -> Int32 {
-    let pid = process.processIdentifier
-    while true {
-        var status: Int32 = 0
-        let reaped = waitpid(pid, &status, WNOHANG)
-        if reaped == pid {
-            return (status >> 8) & 0xFF
-        }
-        if reaped == -1 {
-            // Foundation reaped it first.
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-        try? await Task.sleep(for: .milliseconds(20))
     }
 }
 

@@ -74,15 +74,20 @@ import ValueStoreTestSupport
         of values: ClosedRange<Int>, to store: ValueStore<Void, Int>, key: String
     ) async -> [Task<Void, any Error>] {
         var tasks: [Task<Void, any Error>] = []
-        let deadline = ContinuousClock.now + .seconds(20)
         for (index, value) in values.enumerated() {
             tasks.append(Task { try await store.save(value) })
-            while CommitQueue.shared.waitingWrites(for: key) < index + 1 && ContinuousClock.now < deadline {
-                await Task.yield()
-            }
+            await untilWaiting(index + 1, for: key)
             #expect(CommitQueue.shared.waitingWrites(for: key) == index + 1, "save \(value) waits for the next commit")
         }
         return tasks
+    }
+
+    /// Waits until `count` saves wait for the next commit of `key`, for at most 20 seconds.
+    static func untilWaiting(_ count: Int, for key: String) async {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while CommitQueue.shared.waitingWrites(for: key) < count && ContinuousClock.now < deadline {
+            await Task.yield()
+        }
     }
 
     @Test func savesThatArriveDuringACommitShareOneMoreCommit() async throws {
@@ -141,9 +146,9 @@ import ValueStoreTestSupport
             await commits.firstCommitHeld()
             // The cache's save leads the next group; another store's save of 2 joins it, later.
             let cachedSave = Task { try await ChangeOrigin.$writer.withValue(cache) { try await store.save(1) } }
-            while CommitQueue.shared.waitingWrites(for: file.commitKey) < 1 { await Task.yield() }
+            await Self.untilWaiting(1, for: file.commitKey)
             let later = Task { try await store.save(2) }
-            while CommitQueue.shared.waitingWrites(for: file.commitKey) < 2 { await Task.yield() }
+            await Self.untilWaiting(2, for: file.commitKey)
             _ = commits.released.signal()
             _ = try await first.value
             #expect(await watch.next() != nil)  // the first commit's change

@@ -41,7 +41,15 @@ import Testing
         try await TemporarySuite.with { suite in
             try await TemporaryDirectory.with { directory in
                 let when = Date(timeIntervalSinceReferenceDate: 785_000_123.456_789)
+                #if canImport(Darwin)
                 suite.defaults.set(when, forKey: "lastSync")
+                #else
+                // Foundation on Linux writes a suite as XML, whose dates hold whole seconds, whenever
+                // any suite in the process synchronizes; a suite read from a binary file keeps the
+                // fraction, as UserDefaults does on Apple platforms.
+                try PropertyListSerialization.data(fromPropertyList: ["lastSync": when], format: .binary, options: 0)
+                    .write(to: URL(fileURLWithPath: suite.name + ".plist"))
+                #endif
                 let url = directory.appending(path: "settings.plist")
                 let imported = try await SettingsFile(url).importUserDefaults(suiteName: suite.name, keys: ["lastSync"])
                 #expect(imported == ["lastSync"])
