@@ -9,8 +9,8 @@ import ValueStore
 import ValueStoreSync
 
 /// Saves `key0` … `key9` in turn, each the next sequence number, durably (the default options,
-/// but a journal folded every few saves), and prints the number once the save returned; `run()` pushes them meanwhile, so at the kill
-/// some are acknowledged and some pending.
+/// but a journal folded every few saves), and prints the number once the save returned; `run()`
+/// pushes them meanwhile, so at the kill some are acknowledged and some pending.
 func syncSaveLoop(directory: URL) async throws -> Never {
     let server = InMemorySyncServer()
     let account = SyncAccount(id: "crash")

@@ -3,7 +3,8 @@
 // `PostgresValueTable` row: the PostgreSQL store's own cross-machine delivery, measured in the same
 // run. A synced change pays the local durable commit (an entry appended to the replica's journal),
 // the push (one statement, or a read and one statement), the poke (a notification), the pull (one
-// statement) and the receiving device's durable commit, so the target is 3× the store's delivery. Run under pg_virtualenv:
+// statement) and the receiving device's durable commit, so the target is 3× the store's delivery.
+// Run under pg_virtualenv:
 //
 //     cd Benchmarks && VALUESTORE_BENCHMARK_POSTGRES=1 pg_virtualenv swift run -c release PostgresSyncLatency [COUNT]
 

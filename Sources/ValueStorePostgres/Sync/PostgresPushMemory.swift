@@ -72,10 +72,7 @@ final class PostgresPushMemory: Sendable {
             guard let (serverTime, readAt) = read ?? previous.map({ ($0.serverTime, $0.readAt) }) else { return }
             if let previous {
                 for (replica, known) in previous.state.progress {
-                    var progress = state.progress[replica] ?? known
-                    progress.cursor = max(progress.cursor, known.cursor)
-                    progress.seen = max(progress.seen, known.seen)
-                    state.progress[replica] = progress
+                    state.progress[replica, default: known].raise(to: known)
                 }
             }
             let keep = read == nil ? previous : nil
@@ -102,10 +99,7 @@ final class PostgresPushMemory: Sendable {
     func note(_ progress: SyncReplicaProgress, of replica: ReplicaID, in account: String) {
         entries.withLock { entries in
             guard entries[account]?.replicas.contains(replica) == true else { return }
-            var known = entries[account]?.state.progress[replica] ?? progress
-            known.cursor = max(known.cursor, progress.cursor)
-            known.seen = max(known.seen, progress.seen)
-            entries[account]?.state.progress[replica] = known
+            entries[account]?.state.progress[replica, default: progress].raise(to: progress)
         }
     }
 }

@@ -184,23 +184,11 @@ struct ReplicaFiles: Sendable {
     }
 
     /// Entries to commit together.
-    struct Changes: Codable {
+    struct Changes {
         var meta: ReplicaMeta?
         var records: [String: LocalRecord?] = [:]
         var archive: [SyncConflict]?
         var rejected: [SyncConflict]?
-
-        init(
-            meta: ReplicaMeta? = nil,
-            records: [String: LocalRecord?] = [:],
-            archive: [SyncConflict]? = nil,
-            rejected: [SyncConflict]? = nil
-        ) {
-            self.meta = meta
-            self.records = records
-            self.archive = archive
-            self.rejected = rejected
-        }
 
         /// Takes `later`'s entries over these.
         mutating func merge(_ later: Changes) {
@@ -210,34 +198,37 @@ struct ReplicaFiles: Sendable {
             rejected = later.rejected ?? rejected
         }
 
-        // Removals are written as a list of keys: a JSON `null` in a dictionary of optionals
-        // would not say whether the key is removed or absent.
-        private enum CodingKeys: String, CodingKey {
-            case meta, set, removed, archive, rejected
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            meta = try container.decodeIfPresent(ReplicaMeta.self, forKey: .meta)
-            for (key, record) in try container.decode([String: LocalRecord].self, forKey: .set) {
-                records[key] = record
-            }
-            for key in try container.decode([String].self, forKey: .removed) {
-                records[key] = .some(nil)
-            }
-            archive = try container.decodeIfPresent([SyncConflict].self, forKey: .archive)
-            rejected = try container.decodeIfPresent([SyncConflict].self, forKey: .rejected)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(meta, forKey: .meta)
-            try container.encode(records.compactMapValues { $0 }, forKey: .set)
-            try container.encode(records.filter { $0.value == nil }.map(\.key), forKey: .removed)
-            try container.encodeIfPresent(archive, forKey: .archive)
-            try container.encodeIfPresent(rejected, forKey: .rejected)
-        }
-
         var isEmpty: Bool { meta == nil && records.isEmpty && archive == nil && rejected == nil }
+    }
+}
+
+// The journal's entries: a commit's changes, as JSON.
+extension ReplicaFiles.Changes: Codable {
+    // Removals are written as a list of keys: a JSON `null` in a dictionary of optionals
+    // would not say whether the key is removed or absent.
+    private enum CodingKeys: String, CodingKey {
+        case meta, set, removed, archive, rejected
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        meta = try container.decodeIfPresent(ReplicaMeta.self, forKey: .meta)
+        for (key, record) in try container.decode([String: LocalRecord].self, forKey: .set) {
+            records[key] = record
+        }
+        for key in try container.decode([String].self, forKey: .removed) {
+            records[key] = .some(nil)
+        }
+        archive = try container.decodeIfPresent([SyncConflict].self, forKey: .archive)
+        rejected = try container.decodeIfPresent([SyncConflict].self, forKey: .rejected)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(meta, forKey: .meta)
+        try container.encode(records.compactMapValues { $0 }, forKey: .set)
+        try container.encode(records.filter { $0.value == nil }.map(\.key), forKey: .removed)
+        try container.encodeIfPresent(archive, forKey: .archive)
+        try container.encodeIfPresent(rejected, forKey: .rejected)
     }
 }

@@ -83,15 +83,10 @@ final class ReplicaJournal: Sendable {
                 state = State()
             }
             let descriptor = try openOrCreate()
-            var contents: [UInt8]
-            do {
-                contents = try Self.readAll(descriptor)
-            } catch {
-                close(descriptor)
-                throw error
-            }
+            let contents: [UInt8]
             let read: Read
             do {
+                contents = try Self.readAll(descriptor)
                 read = try Self.entries(in: contents, path: path)
             } catch {
                 close(descriptor)
@@ -112,10 +107,8 @@ final class ReplicaJournal: Sendable {
                     throw failure("could not cut off its incomplete last entry")
                 }
             }
-            for entry in read.entries {
-                state.unfolded.merge(entry)
-            }
-            return state.unfolded
+            state.unfolded = read.changes
+            return read.changes
         }
     }
 
@@ -238,13 +231,14 @@ final class ReplicaJournal: Sendable {
     // MARK: Reading
 
     private struct Read {
-        var entries: [ReplicaFiles.Changes] = []
+        /// The whole entries, merged in order.
+        var changes = ReplicaFiles.Changes()
         /// The end of the last whole entry.
         var length = 0
         var generation: UInt64 = 0
     }
 
-    /// The whole entries of `contents`, and where they end.
+    /// The whole entries of `contents`, merged, and where they end.
     private static func entries(in contents: [UInt8], path: String) throws -> Read {
         var read = Read()
         guard !contents.isEmpty else { return read }
@@ -276,7 +270,7 @@ final class ReplicaJournal: Sendable {
                 return read
             }
             do {
-                read.entries.append(try JSONDecoder().decode(ReplicaFiles.Changes.self, from: Data(payload)))
+                read.changes.merge(try JSONDecoder().decode(ReplicaFiles.Changes.self, from: Data(payload)))
             } catch {
                 throw ValueStoreError(
                     .decodingFailed, store: "sync journal '\(path)'",

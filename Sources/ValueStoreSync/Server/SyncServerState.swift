@@ -81,6 +81,17 @@ package struct SyncReplicaProgress: Hashable, Sendable {
         self.cursor = cursor
         self.seen = seen
     }
+
+    /// Raises the cursor and what was seen to `other`'s where they are higher: progress known
+    /// from two sources, never lowered.
+    ///
+    /// ```swift
+    /// known.raise(to: recorded)
+    /// ```
+    package mutating func raise(to other: SyncReplicaProgress) {
+        cursor = max(cursor, other.cursor)
+        seen = max(seen, other.seen)
+    }
 }
 
 /// A loser in the server's archive.

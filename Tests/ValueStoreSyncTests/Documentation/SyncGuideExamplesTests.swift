@@ -48,8 +48,7 @@ enum Theme: String, Codable, Sendable {
             try await phone.syncNow()
             try await laptop.syncNow()
             try await phone.store("theme", as: Theme.self).save(.light)
-            // Saves within one millisecond are ordered by their replicas' identities: the wait orders them.
-            try await Task.sleep(for: .milliseconds(20))
+            try await waitForALaterStamp()
             try await laptop.store("theme", as: Theme.self).save(.dark)
             try await laptop.syncNow()
             let replica = phone

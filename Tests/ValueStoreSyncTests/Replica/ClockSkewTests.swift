@@ -20,9 +20,8 @@ import ValueStoreSync
             let stamp = try #require(sandbox.server.state(of: sandbox.account)?.records["theme"]?.record.stamp)
             #expect(stamp.milliseconds < Int64(Date().timeIntervalSince1970 * 1_000) + 60_000)
 
-            // A change made later on a correct clock, without seeing it, wins. (Changes within one
-            // millisecond are ordered by their replicas' identities: the wait orders them.)
-            try await Task.sleep(for: .milliseconds(20))
+            // A change made later on a correct clock, without seeing it, wins.
+            try await waitForALaterStamp()
             try await onTime.store("theme", as: String.self).save("from the correct clock")
             try await syncInTurn(onTime, counted)
             #expect(try await counted.store("theme", as: String.self).load() == "from the correct clock")

@@ -50,9 +50,7 @@ import ValueStoreSync
             let laptop = try sandbox.replica("laptop")
             try await syncInTurn(phone, laptop)
             try await laptop.store("theme", as: String.self).save("light")
-            // Saves within one millisecond are ordered by their replicas' identities: the wait
-            // makes the phone's the later one.
-            try await Task.sleep(for: .milliseconds(20))
+            try await waitForALaterStamp()
             try await phone.store("theme", as: String.self).save("dark")
             try await syncInTurn(laptop, phone)
             #expect(try await phone.store("theme", as: String.self).load() == "dark")

@@ -19,8 +19,7 @@ import ValueStoreSync
             try await phone.store("theme", as: String.self).save("dark")
             try await syncInTurn(phone, laptop)
             try await laptop.store("theme", as: String.self).remove()
-            // Changes within one millisecond are ordered by their replicas' identities: the wait orders them.
-            try await Task.sleep(for: .milliseconds(20))
+            try await waitForALaterStamp()
             try await phone.store("theme", as: String.self).save("blue")  // later than the removal
             try await syncInTurn(laptop, phone, laptop)
             #expect(try await phone.store("theme", as: String.self).load() == "blue")

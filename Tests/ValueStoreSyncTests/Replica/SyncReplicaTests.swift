@@ -182,8 +182,7 @@ import ValueStoreSync
             try await syncInTurn(phone, laptop)
             var conflicts = phone.conflicts().makeAsyncIterator()
             try await phone.store("theme", as: String.self).save("dark")
-            // Saves within one millisecond are ordered by their replicas' identities: the wait orders them.
-            try await Task.sleep(for: .milliseconds(20))
+            try await waitForALaterStamp()
             try await laptop.store("theme", as: String.self).save("light")  // later stamp
             try await syncInTurn(laptop, phone)
             #expect(try await phone.store("theme", as: String.self).load() == "light")

@@ -62,3 +62,10 @@ func syncInTurn(_ replicas: SyncReplica...) async throws {
         try await replica.syncNow()
     }
 }
+
+/// Waits until the wall clock has moved on, so that a change made after this is stamped later
+/// than one made before it: two changes within one millisecond are ordered by their replicas'
+/// identities, not by the order they were made in.
+func waitForALaterStamp() async throws {
+    try await Task.sleep(for: .milliseconds(20))
+}
