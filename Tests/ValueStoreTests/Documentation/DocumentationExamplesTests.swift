@@ -136,17 +136,28 @@ struct AppEnvironment: Sendable {
     }
 
     @Test func errors() async throws {
-        let store = ValueStore<Void, Preferences>.inMemory()
-        let preferences: Preferences
-        do {
-            preferences = try await store.load()
-        } catch ValueStoreError.notFound {
-            preferences = Preferences()
-        } catch let error as ValueStoreError where error.code == .corrupted {
-            print(error)  // The stored data is corrupted in file '…/preferences.json': …
-            throw error
+        var shownError: ValueStoreError?
+        func load(_ store: ValueStore<Void, Preferences>) async throws -> Preferences {
+            let preferences: Preferences
+            do {
+                preferences = try await store.load()
+            } catch ValueStoreError.notFound {
+                preferences = Preferences()
+            } catch let error as ValueStoreError where error.code == .corrupted {
+                shownError = error  // for the user: The stored data is corrupted in file '…/preferences.json': …
+                throw error
+            }
+            return preferences
         }
-        #expect(preferences == Preferences())
+        #expect(try await load(.inMemory()) == Preferences())
+        #expect(shownError == nil)
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "preferences.json")
+            try Data("{".utf8).write(to: url)
+            await #expect(throws: ValueStoreError(.corrupted)) { try await load(.jsonFile(url)) }
+        }
+        let shown = try #require(shownError, "the corrupted branch ran")
+        #expect("\(shown)".hasPrefix("The stored data is corrupted in file '"))
     }
 
     @Test func customStore() async throws {
@@ -285,18 +296,19 @@ struct AppEnvironment: Sendable {
             try Data("{".utf8).write(to: url)
             let store = ValueStore<Void, Preferences>.jsonFile(url).default(Preferences())
 
+            var keptForRecovery: URL?
             var preferences: Preferences
             do {
                 preferences = try await store.load()
             } catch let error as ValueStoreError where error.code == .corrupted || error.code == .decodingFailed {
-                let aside = try await FileQuarantine.moveAside(url)  // preferences.json.corrupt-<time>-<random>
-                print("Kept the damaged file at \(aside.path)")
+                keptForRecovery = try await FileQuarantine.moveAside(url)  // preferences.json.corrupt-<time>-<random>
                 preferences = try await store.load()  // the default, now
             }
             #expect(preferences == Preferences())
             // The damaged file was moved aside, not loaded past: the catch branch ran.
             let kept = try FileQuarantine.files(for: url)
             #expect(kept.count == 1)
+            #expect(keptForRecovery != nil && keptForRecovery == kept.first)
             #expect(try kept.first?.bytes() == Data("{".utf8))
             #expect(!FileManager.default.fileExists(atPath: url.path(percentEncoded: false)))
         }

@@ -50,16 +50,19 @@ extension ValueStore where Environment == Void, Value == String {
             let theme = settings.store("theme", as: String.self)
             await #expect(throws: ValueStoreError.self) { try await theme.save("dark") }
             #expect(try settingsURL.bytes() == Data("{ not a property list".utf8))
+            var shownError: ValueStoreError?
+            var keptForRecovery: URL?
             do {
                 _ = try await theme.load()
             } catch let error as ValueStoreError where error.code == .corrupted {
-                print(error)  // every key reports it; no write touches the file
-                let aside = try await FileQuarantine.moveAside(settingsURL)
-                print("Kept the damaged settings at \(aside.path)")
+                shownError = error  // every key reports it; no write touches the file
+                keptForRecovery = try await FileQuarantine.moveAside(settingsURL)
             }
             // The catch branch ran: the damaged bytes were kept aside, whole.
+            #expect(shownError?.code == .corrupted)
             let kept = try FileQuarantine.files(for: settingsURL)
             #expect(kept.count == 1)
+            #expect(keptForRecovery != nil && keptForRecovery == kept.first)
             #expect(try kept.first?.bytes() == Data("{ not a property list".utf8))
             try await theme.save("dark")
             #expect(try await SettingsFile(settingsURL).store("theme", as: String.self).load() == "dark")
