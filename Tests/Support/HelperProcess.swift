@@ -56,9 +56,23 @@ package struct HelperProcess {
         exitStatusBlockingThisThread(of: process)
     }
 
-    /// Every line the process printed; call after it exited.
+    /// Every line the process printed; call after it exited (``kill()`` or ``wait()``), when all
+    /// of it is in the pipe. Reads what is there rather than up to the pipe's end: a helper
+    /// another test started at the moment this pipe was made can hold a copy of its write end,
+    /// and the end would come only when that helper exits.
     package func lines() -> [String] {
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                data.append(contentsOf: buffer.prefix(count))
+            } else if count == 0 || errno != EINTR {
+                break  // the end, or nothing more there (EAGAIN)
+            }
+        }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 

@@ -78,8 +78,16 @@ enum Theme: String, Codable, Sendable {
     @Test func lastWriterWins() async throws {
         try await SyncSandbox.with { sandbox in
             let (phone, laptop) = try await SyncPolicyTests.pair(sandbox)
-            let onPhone = phone.store("theme", as: Theme.self)
+            var onPhone = phone.store("theme", as: Theme.self)
             let onLaptop = laptop.store("theme", as: Theme.self)
+            // The guide's "later": a save within the same millisecond would be ordered by the
+            // replicas' identities, so the phone's save waits for a later stamp after it.
+            let save = onPhone.save
+            onPhone.save = { value, environment in
+                let saved = try await save(value, environment)
+                try await waitForALaterStamp()
+                return saved
+            }
 
             try await onPhone.save(.light)
             try await onLaptop.save(.dark)  // later: it wins, and the phone's save is archived

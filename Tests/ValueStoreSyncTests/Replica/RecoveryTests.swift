@@ -21,6 +21,7 @@ import ValueStoreSync
 
             try await tablet.store("theme", as: String.self).save("light")
             try await tablet.syncNow()
+            try await waitForALaterStamp()
             try await phone.store("theme", as: String.self).save("blue")
             try await syncInTurn(phone, tablet, phone)
             #expect(try await phone.store("theme", as: String.self).load() == "blue")
