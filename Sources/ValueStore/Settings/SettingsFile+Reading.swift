@@ -116,9 +116,10 @@ extension SettingsFile {
         try parse(file.read())
     }
 
-    /// Parses the file's bytes (`nil`: no file, no entries): the binary format with this
-    /// library's own reader, which keeps every key byte for byte and a UID as it is; the XML
-    /// format, which earlier releases wrote, with Foundation's.
+    /// Parses the file's bytes (`nil`: no file, no entries): the binary and the XML format with
+    /// this library's own readers, which keep every key byte for byte and a UID as it is; an
+    /// old-style (OpenStep) property list with Foundation's, when it is plain ASCII, so that no
+    /// two of its keys can differ only in Unicode normalization.
     func parse(_ data: Data?) throws -> Entries {
         guard let data else { return [:] }
         do {
@@ -126,8 +127,17 @@ extension SettingsFile {
             if BinaryPropertyList.isBinary(data) {
                 return try BinaryPropertyList.dictionary(from: data)
             }
+            if XMLPropertyList.isXML(data) {
+                return try XMLPropertyList.dictionary(from: data)
+            }
             guard case .dictionary(let entries) = try PropertyListNode.parse(data) else {
                 throw ValueStoreError(.corrupted, reason: "the property list's top level is not a dictionary")
+            }
+            guard !data.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "\\") }) else {
+                throw ValueStoreError(
+                    .unsupportedFormat,
+                    reason: "the file is an old-style property list with text beyond ASCII, whose keys this library "
+                        + "cannot read exactly; convert it (plutil -convert binary1) to use it; nothing was changed")
             }
             return Entries(uniqueKeysWithValues: entries.map { (PropertyListKey($0.key), $0.value) })
         } catch let error as ValueStoreError {

@@ -21,9 +21,12 @@ import Synchronization
 ///   ``ValueStoreError/Code/corrupted`` and refuses every write, and its bytes stay as they are.
 /// - **Unknown keys are kept.** Keys written by a newer version of the app or another target keep
 ///   their exact values and types across every save. Keys are compared byte for byte, so
-///   `"caf\u{e9}"` and `"cafe\u{301}"`, equal as Swift strings, are two keys. A value no `Codable`
-///   type can hold (a keyed archiver's `UID`) is kept byte for byte, and only its own key throws
-///   ``ValueStoreError/Code/unsupportedFormat``.
+///   `"caf\u{e9}"` and `"cafe\u{301}"`, equal as Swift strings, are two keys, in a binary file and
+///   in an XML one alike. What cannot be kept exactly is refused with
+///   ``ValueStoreError/Code/unsupportedFormat``, the file left as it is, never merged nor repaired:
+///   two such keys inside a nested dictionary, or text holding an unpaired UTF-16 surrogate. A
+///   value no `Codable` type can hold (a keyed archiver's `UID`) is kept byte for byte, and only
+///   its own key throws ``ValueStoreError/Code/unsupportedFormat``.
 /// - **Durable group commit.** Every awaited save, remove or batch returns after a durable write
 ///   that contains it (temporary file, `fsync`, rename, directory `fsync`). Writes that arrive
 ///   while a commit is in flight join the next one, so many concurrent writers cost about two
@@ -41,7 +44,8 @@ import Synchronization
 ///
 /// The format is a binary property list whose top level is a dictionary from key to value, so
 /// every value, a date's fractional seconds included, is kept exactly; XML property lists, which
-/// earlier releases wrote, are read too. See the Settings guide.
+/// earlier releases wrote, are read too, with the library's own reader, which keeps keys as
+/// exactly. See the Settings guide.
 public final class SettingsFile: Sendable {
     let file: DurableFile
     let state = Locked(State())
