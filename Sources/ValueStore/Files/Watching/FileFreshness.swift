@@ -7,7 +7,8 @@ import Synchronization
 /// While every directory of its files is watched, a change to a file arrives as a signal and the
 /// cache empties itself: ``needsCheck`` is `false` after one atomic load, and nothing else is
 /// paid. While one is not (missing, lost, no inotify watch left), a load calls ``hasChanged()``
-/// before answering from memory: one `stat` per file, compared with what the last check saw. It
+/// before answering from memory: one `stat` per file, compared with what the last check saw (the
+/// file, its size, its modification and its change time: see ``FileIdentity/observe(_:)``). It
 /// does not try to watch the directory again: ``FileChanges`` does, on its own tick.
 @usableFromInline
 final class FileFreshness: Sendable {
@@ -25,7 +26,14 @@ final class FileFreshness: Sendable {
     private struct State {
         var files: [File] = []
         /// What the last check saw, and the number of lost watches then (see ``FileChanges/losses``).
-        var seen: (losses: UInt64, identities: [FileIdentity])?
+        var seen: (losses: UInt64, files: [Seen])?
+    }
+
+    /// What one `stat` of a file saw: its identity and its inode's change time, so that a write
+    /// in place that puts size and modification time back is still a change.
+    private struct Seen: Equatable {
+        let identity: FileIdentity
+        let changed: Duration?
     }
 
     private let state = Locked(State())
@@ -69,11 +77,14 @@ final class FileFreshness: Sendable {
     @concurrent func hasChanged() async -> Bool {
         let files = state.withLock { $0.files }
         let losses = FileChanges.losses.load(ordering: .acquiring)
-        let identities = files.map { FileIdentity(of: $0.path) }
+        let observed = files.map { file in
+            let (identity, changed) = FileIdentity.observe(file.path)
+            return Seen(identity: identity, changed: changed)
+        }
         return state.withLock { state in
-            defer { state.seen = (losses, identities) }
+            defer { state.seen = (losses, observed) }
             guard let seen = state.seen, seen.losses == losses else { return true }
-            return seen.identities != identities
+            return seen.files != observed
         }
     }
 }
