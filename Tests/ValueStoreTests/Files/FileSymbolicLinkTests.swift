@@ -97,4 +97,71 @@ import Testing
             #expect(try await ValueStore<Void, String>.encryptedFile(url, key: new).load() == "a token")
         }
     }
+
+    // MARK: - A link pointed elsewhere after a stream started
+
+    /// Points the link at `url` to `target`, as `ln -sfn` does: a new link renamed over it.
+    static func repoint(_ url: URL, to target: String) throws {
+        let temporary = url.deletingLastPathComponent().appending(path: ".\(url.lastPathComponent).new")
+        try FileManager.default.createSymbolicLink(atPath: temporary.path, withDestinationPath: target)
+        #expect(rename(temporary.path, url.path) == 0)
+    }
+
+    /// `directory/a/n.json` holding 1, `directory/b/n.json` holding 2, and a link `directory/n.json`
+    /// to the first; returns the link's URL.
+    static func twoFilesAndALinkToTheFirst(in directory: URL) throws -> URL {
+        for (folder, number) in [("a", 1), ("b", 2)] {
+            let folder = directory.appending(path: folder)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("\(number)".utf8).write(to: folder.appending(path: "n.json"))
+        }
+        let url = directory.appending(path: "n.json")
+        try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "a/n.json")
+        return url
+    }
+
+    @Test func aStreamFollowsALinkPointedIntoAnotherDirectory() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = try Self.twoFilesAndALinkToTheFirst(in: directory)
+            let watches = FakeWatches()
+            let log = StateLog(watches.jsonFile(url, as: Int.self).changes())
+            #expect(await log.waitForLast("1"))
+            try Self.repoint(url, to: "b/n.json")
+            watches.sendChange(of: "n.json", in: directory)
+            #expect(await log.waitForLast("2"))
+            // Another process saves the file the link names now, through that file's own path.
+            try FileWatchHealthTests.writeAsAnotherProcess(3, to: directory.appending(path: "b/n.json"))
+            watches.sendChange(of: "n.json", in: directory.appending(path: "b"))
+            #expect(await log.waitForLast("3"), "the stream follows the file the link names now")
+            // The file the link named before is no longer followed.
+            #expect(watches.watch(of: directory.appending(path: "a")) == nil)
+        }
+    }
+
+    @Test func aCacheFollowsALinkPointedIntoAnotherDirectory() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = try Self.twoFilesAndALinkToTheFirst(in: directory)
+            let watches = FakeWatches()
+            let cached = watches.jsonFile(url, as: Int.self).cached()
+            #expect(try await cached.load() == 1)
+            try Self.repoint(url, to: "b/n.json")
+            watches.sendChange(of: "n.json", in: directory)
+            #expect(try await eventually { try await cached.load() == 2 })
+            try FileWatchHealthTests.writeAsAnotherProcess(3, to: directory.appending(path: "b/n.json"))
+            watches.sendChange(of: "n.json", in: directory.appending(path: "b"))
+            #expect(try await eventually { try await cached.load() == 3 })
+        }
+    }
+
+    @Test func aCacheFollowsALinkPointedElsewhereWithALiveWatcher() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = try Self.twoFilesAndALinkToTheFirst(in: directory)
+            let cached = ValueStore<Void, Int>.jsonFile(url).cached()
+            #expect(try await cached.load() == 1)
+            try Self.repoint(url, to: "b/n.json")
+            #expect(try await eventually { try await cached.load() == 2 })
+            try FileChangesTests.save("3", to: directory.appending(path: "b/n.json"))  // another process
+            #expect(try await eventually { try await cached.load() == 3 })
+        }
+    }
 }
