@@ -145,7 +145,8 @@ import ValueStoreTestSupport
     @Test func anXMLFileFoundationWroteReadsAsFoundationReadsIt() throws {
         let entries: [String: Any] = [
             "short": "dark", "escaped": "<a href=\"x\">&'</a>]]>", "unicode": "caf\u{e9} \u{1F600}", "empty": "",
-            "spaces": "  two\n lines\t", "zero": 0, "negative": -42, "minimum": Int64.min, "maximum": Int64.max,
+            "spaces": "  two\n lines\t", "crlf": "a\r\nb\rc", "<&key>": "x", "zero": 0, "negative": -42,
+            "minimum": Int64.min, "maximum": Int64.max,
             "unsigned": UInt64.max, "real": 0.1 + 0.2, "whole": 2.0, "tiny": Double.leastNonzeroMagnitude, "yes": true,
             "no": false,
             "when": Date(timeIntervalSinceReferenceDate: 785_000_123), "before": Date(timeIntervalSince1970: -86_401),
