@@ -120,19 +120,26 @@ import Testing
         return url
     }
 
+    /// Points the link at `url` to `b/n.json`, which `log` then shows (2), and saves 3 there as
+    /// another process, through that file's own path, which `log` shows too: the stream follows
+    /// the file the link names now.
+    static func pointAtBAndSave3There(_ url: URL, log: StateLog<Int>, watches: FakeWatches) async throws {
+        let directory = url.deletingLastPathComponent()
+        try repoint(url, to: "b/n.json")
+        watches.sendChange(of: "n.json", in: directory)
+        #expect(await log.waitForLast("2"))
+        try FileWatchHealthTests.writeAsAnotherProcess(3, to: directory.appending(path: "b/n.json"))
+        watches.sendChange(of: "n.json", in: directory.appending(path: "b"))
+        #expect(await log.waitForLast("3"), "the stream follows the file the link names now")
+    }
+
     @Test func aStreamFollowsALinkPointedIntoAnotherDirectory() async throws {
         try await TemporaryDirectory.with { directory in
             let url = try Self.twoFilesAndALinkToTheFirst(in: directory)
             let watches = FakeWatches()
             let log = StateLog(watches.jsonFile(url, as: Int.self).changes())
             #expect(await log.waitForLast("1"))
-            try Self.repoint(url, to: "b/n.json")
-            watches.sendChange(of: "n.json", in: directory)
-            #expect(await log.waitForLast("2"))
-            // Another process saves the file the link names now, through that file's own path.
-            try FileWatchHealthTests.writeAsAnotherProcess(3, to: directory.appending(path: "b/n.json"))
-            watches.sendChange(of: "n.json", in: directory.appending(path: "b"))
-            #expect(await log.waitForLast("3"), "the stream follows the file the link names now")
+            try await Self.pointAtBAndSave3There(url, log: log, watches: watches)
             // The file the link named before is no longer followed.
             #expect(watches.watch(of: directory.appending(path: "a")) == nil)
         }
@@ -162,6 +169,21 @@ import Testing
             #expect(try await eventually { try await cached.load() == 2 })
             try FileChangesTests.save("3", to: directory.appending(path: "b/n.json"))  // another process
             #expect(try await eventually { try await cached.load() == 3 })
+        }
+    }
+
+    @Test func aStreamFollowsALinkThatReplacedARegularFile() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = try Self.twoFilesAndALinkToTheFirst(in: directory)
+            try FileManager.default.removeItem(at: url)
+            try Data("0".utf8).write(to: url)
+            let watches = FakeWatches()
+            let log = StateLog(watches.jsonFile(url, as: Int.self).changes())
+            #expect(await log.waitForLast("0"))
+            try await Self.pointAtBAndSave3There(url, log: log, watches: watches)
+            log.cancel()
+            #expect(await log.waitForLast("end"))
+            #expect(await eventually { watches.openWatches == 0 }, "both directories' watches are released")
         }
     }
 }

@@ -54,39 +54,23 @@ extension DurableFile {
         return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
     }
 
-    /// `own` and the signals of the file the link at the path names, in one stream. The link is
-    /// resolved off the caller's executor as the stream starts, and again each time `own`
-    /// signals (the link's directory reported its name: `ln -sfn b/n.json n.json` points it
-    /// elsewhere): when it names another file now, the stream follows that one instead, before it
-    /// passes the signal on, so the reload it causes and every later write are seen. While the
-    /// file it names cannot be reached, the stream follows the link's directory alone, which sees
-    /// the link change.
-    func followingLinkedFile(beside own: AsyncStream<Void>) -> AsyncStream<Void> {
-        let (merged, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        // The subscriptions are made as the caller's writer (see ``ChangeOrigin``): the task
-        // inherits it, and the cache's freshness being recorded.
-        let following = Task { @concurrent in
-            var target = LinkedTarget()
-            target.follow(linkedFileIfReachable(), into: continuation)
-            for await _ in own {
-                target.follow(linkedFileIfReachable(), into: continuation)
-                continuation.yield()
+    /// Has the streams of the path follow the file the link at it names, as they start: the
+    /// link is resolved off the caller's executor; until it is, and while the file it names
+    /// cannot be reached, the streams follow the link's directory, which sees the link change,
+    /// and then the file it names then (see FileChanges+Links.swift).
+    func followLinkedFile() {
+        // Inherits the cache's freshness being recorded, if any.
+        Task { @concurrent in
+            let linked: DurableFile?
+            do {
+                linked = try linkedFile()
+            } catch {
+                linked = nil  // unreachable now: the link's own directory is followed
             }
-            target.follow(nil, into: continuation)
-        }
-        continuation.onTermination = { _ in
-            following.cancel()
-        }
-        return merged
-    }
-
-    /// ``linkedFile()``, or `nil` when the path is no link now or names nothing reachable: the
-    /// link's own directory is followed then.
-    private func linkedFileIfReachable() -> DurableFile? {
-        do {
-            return try linkedFile()
-        } catch {
-            return nil
+            if let linked {
+                FileFreshness.recording?.depend(on: linked.path, in: linked.directory, changes: fileSystem.changes)
+            }
+            fileSystem.changes.follow(path, to: linked)
         }
     }
 
@@ -124,28 +108,6 @@ extension DurableFile {
             return try fileSystem.linkTarget(path)
         } catch {
             throw failure("read the symbolic link '\(path)'", error)
-        }
-    }
-}
-
-/// The file a link names, whose signals a stream forwards, and the task that forwards them.
-private struct LinkedTarget {
-    private var path: String?
-    private var forwarding: Task<Void, Never>?
-
-    /// Forwards the signals of `file` (`nil`: none) into `continuation` from now on, unless they
-    /// are forwarded already; the subscription is made before this returns.
-    mutating func follow(_ file: DurableFile?, into continuation: AsyncStream<Void>.Continuation) {
-        guard file?.path != path else { return }
-        forwarding?.cancel()
-        path = file?.path
-        forwarding = file.map { file in
-            let signals = file.fileSystem.changes.signals(path: file.path, directory: file.directory)
-            return Task {
-                for await _ in signals {
-                    continuation.yield()
-                }
-            }
         }
     }
 }

@@ -124,11 +124,13 @@ struct DurableFile: Sendable {
     }
 
     /// Signals each change to the file, by this process or another (see ``FileChanges``); for a
-    /// symbolic link, changes to the link and to the file it names when the stream starts.
+    /// symbolic link, changes to the link and to the file it names now.
     func changeSignals() -> AsyncStream<Void> {
         let own = fileSystem.changes.signals(path: path, directory: directory)
-        guard isSymbolicLink else { return own }
-        return followingLinkedFile(beside: own)
+        if isSymbolicLink {
+            followLinkedFile()
+        }
+        return own
     }
 
     /// How errors name the store.

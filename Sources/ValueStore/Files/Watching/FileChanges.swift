@@ -22,6 +22,8 @@ import Android
 /// - The watcher reports every change to a name it sees; a change whose result is what this
 ///   process last wrote is its own, already signalled, and is skipped.
 /// - A directory is watched while at least one stream for a file in it is alive.
+/// - A symbolic link at an observed path is followed: its streams get the changes of the file it
+///   names too, and move with the link when it is pointed elsewhere (FileChanges+Links.swift).
 ///
 /// Every observed directory has a health (``Watch``): watched, waiting for a missing directory to
 /// appear (its nearest existing ancestor is watched for it), or not watched at all (no inotify
@@ -60,7 +62,7 @@ final class FileChanges: Sendable {
         DirectoryWatcher(directory: directory, interest: interest, onEvents: onEvents)
     }
 
-    private let watchDirectory: WatchDirectory
+    let watchDirectory: WatchDirectory
 
     /// How often, while any stream is alive, the observed directories' paths are compared with
     /// what is watched and the unwatched ones are tried again.
@@ -71,16 +73,27 @@ final class FileChanges: Sendable {
         self.retryInterval = retryInterval
     }
 
-    private struct Path {
+    struct Path {
         let broadcaster = ChangeBroadcaster()
         let directory: String
         var streams = 0
         /// What this process's last write left at the path; `nil` before it writes.
         var ownWrite: FileIdentity?
+        /// The file the symbolic link at the path names, whose changes its streams get too (see
+        /// FileChanges+Links.swift); `nil` while the path is no link, or before it was looked at.
+        var follows: Followed?
+        /// The links whose streams get this file's changes.
+        var followers: [String] = []
+    }
+
+    /// A file followed for a link's streams, counted as one stream of its own.
+    struct Followed: Equatable {
+        let path: String
+        let directory: String
     }
 
     /// How an observed directory is watched.
-    private enum Watch {
+    enum Watch {
         /// Every change to its entries arrives, while the path names `identity`, the directory
         /// watched.
         case watching(any DirectoryWatch, identity: FileIdentity)
@@ -113,7 +126,7 @@ final class FileChanges: Sendable {
         }
     }
 
-    private struct Directory {
+    struct Directory {
         var watch: Watch
         /// The number of the current watch: events from a watcher replaced since are ignored.
         var id: UInt64
@@ -123,7 +136,7 @@ final class FileChanges: Sendable {
         var trouble: UInt64?
     }
 
-    private struct State {
+    struct State {
         var paths: [String: Path] = [:]
         var directories: [String: Directory] = [:]
         var nextID: UInt64 = 0
@@ -133,10 +146,10 @@ final class FileChanges: Sendable {
         var events: [ValueStoreEvent] = []
     }
 
-    private let state = Locked(State())
+    let state = Locked(State())
 
     /// Runs `body` under the lock, then reports the events it recorded, outside the lock.
-    private func changingState<Result>(_ body: (inout State) -> sending Result) -> Result {
+    func changingState<Result>(_ body: (inout State) -> sending Result) -> Result {
         let (result, events) = state.withLock { state -> (Result, [ValueStoreEvent]) in
             let result = body(&state)
             defer { state.events.removeAll() }
@@ -161,57 +174,93 @@ final class FileChanges: Sendable {
         FileFreshness.recording?.depend(on: path, in: directory, changes: self)
         // What the path names now, to compare with a watch made before.
         let current = FileIdentity(of: directory)
-        let (broadcaster, replaced, rearmed, startTicks) = changingState { state in
-            state.paths[path, default: Path(directory: directory)].streams += 1
-            var replaced: (any DirectoryWatch)?
-            var rearmed = false
-            if let entry = state.directories[directory] {
-                if entry.watch.isStale(naming: current) {
-                    let watched: Bool
-                    (replaced, watched) = rearm(directory, &state)
-                    rearmed = watched || entry.watch.isWatching
-                }
-            } else {
-                // Creating the watch makes a few non-blocking system calls (inotify_add_watch,
-                // stat; the process's first also inotify_init1 and starts the thread reading it).
-                let id = nextID(&state)
-                state.directories[directory] = Directory(
-                    watch: arm(directory, id: id), id: id)
-                updateHealth(from: nil, to: state.directories[directory]!.watch)
-                noteChange(of: directory, from: nil, &state)
-            }
-            state.directories[directory]!.streams += 1
-            let startTicks = !state.ticking
-            state.ticking = true
-            return (state.paths[path]!.broadcaster, replaced, rearmed, startTicks)
+        let added = changingState { state in
+            register(path: path, directory: directory, naming: current, &state)
         }
-        replaced?.stop()
-        if rearmed {
-            externalChange([.anyEntry], in: directory)
-        }
-        if startTicks {
-            startTicking()
-        }
-        return broadcaster.signals { [weak self] in
+        started(added, in: directory)
+        return added.broadcaster.signals { [weak self] in
             self?.release(path: path, directory: directory)
         }
     }
 
-    private func release(path: String, directory: String) {
-        let stopped: (any DirectoryWatch)? = state.withLock { state in
-            state.paths[path]!.streams -= 1
-            if state.paths[path]!.streams == 0 {
-                state.paths[path] = nil
+    /// What ``register(path:directory:naming:_:)`` did, to finish outside the lock.
+    struct Registration {
+        let broadcaster: ChangeBroadcaster
+        let replaced: (any DirectoryWatch)?
+        let rearmed: Bool
+        let startTicks: Bool
+    }
+
+    /// Counts one more stream for `path`, and for its directory, watching the directory if it is
+    /// new or its watch is stale while the path names `current`.
+    func register(path: String, directory: String, naming current: FileIdentity, _ state: inout State)
+        -> Registration
+    {
+        state.paths[path, default: Path(directory: directory)].streams += 1
+        var replaced: (any DirectoryWatch)?
+        var rearmed = false
+        if let entry = state.directories[directory] {
+            if entry.watch.isStale(naming: current) {
+                let watched: Bool
+                (replaced, watched) = rearm(directory, &state)
+                rearmed = watched || entry.watch.isWatching
             }
-            state.directories[directory]!.streams -= 1
-            guard state.directories[directory]!.streams == 0 else { return nil }
-            let watch = state.directories.removeValue(forKey: directory)!.watch
-            updateHealth(from: watch, to: nil)
-            return watch.watcher
+        } else {
+            // Creating the watch makes a few non-blocking system calls (inotify_add_watch,
+            // stat; the process's first also inotify_init1 and starts the thread reading it).
+            let id = nextID(&state)
+            state.directories[directory] = Directory(watch: arm(directory, id: id), id: id)
+            updateHealth(from: nil, to: state.directories[directory]!.watch)
+            noteChange(of: directory, from: nil, &state)
         }
-        guard let stopped else { return }
-        stopped.stop()
-        // What it held (an inotify watch) may be what another directory lacked.
+        state.directories[directory]!.streams += 1
+        let startTicks = !state.ticking
+        state.ticking = true
+        return Registration(
+            broadcaster: state.paths[path]!.broadcaster, replaced: replaced, rearmed: rearmed, startTicks: startTicks)
+    }
+
+    /// Finishes a registration outside the lock.
+    func started(_ registration: Registration, in directory: String) {
+        registration.replaced?.stop()
+        if registration.rearmed {
+            externalChange([.anyEntry], in: directory)
+        }
+        if registration.startTicks {
+            startTicking()
+        }
+    }
+
+    private func release(path: String, directory: String) {
+        released(changingState { unregister(path: path, directory: directory, &$0) })
+    }
+
+    /// Counts one stream less for `path` and its directory, and for the file it follows when it
+    /// goes; returns the watchers no stream needs any more, to stop outside the lock.
+    func unregister(path: String, directory: String, _ state: inout State) -> [any DirectoryWatch] {
+        var stopped: [any DirectoryWatch] = []
+        state.paths[path]!.streams -= 1
+        if state.paths[path]!.streams == 0 {
+            let entry = state.paths.removeValue(forKey: path)!
+            if let followed = entry.follows {
+                state.paths[followed.path]?.followers.removeAll { $0 == path }
+                stopped += unregister(path: followed.path, directory: followed.directory, &state)
+            }
+        }
+        state.directories[directory]!.streams -= 1
+        guard state.directories[directory]!.streams == 0 else { return stopped }
+        let watch = state.directories.removeValue(forKey: directory)!.watch
+        updateHealth(from: watch, to: nil)
+        return stopped + (watch.watcher.map { [$0] } ?? [])
+    }
+
+    /// Stops the watchers no stream needs any more.
+    func released(_ stopped: [any DirectoryWatch]) {
+        guard !stopped.isEmpty else { return }
+        for watcher in stopped {
+            watcher.stop()
+        }
+        // What they held (an inotify watch) may be what another directory lacked.
         if Self.unwatchedDirectories.load(ordering: .acquiring) > 0 {
             check(onlyUnwatched: true)
         }
@@ -258,12 +307,14 @@ final class FileChanges: Sendable {
     /// A write into a directory that is not watched (the first save, which created it) tries to
     /// watch it again, so that other processes' changes are seen from then on.
     func didChange(_ path: String) {
-        let (broadcaster, directory) = state.withLock { state -> (ChangeBroadcaster?, String?) in
-            guard let entry = state.paths[path] else { return (nil, nil) }
+        let (signalled, directory) = state.withLock { state -> ([ChangeBroadcaster], String?) in
+            guard let entry = state.paths[path] else { return ([], nil) }
             let watched = state.directories[entry.directory]?.watch.isWatching ?? true
-            return (entry.broadcaster, watched ? nil : entry.directory)
+            return (broadcasters(of: path, state), watched ? nil : entry.directory)
         }
-        broadcaster?.signal()
+        for broadcaster in signalled {
+            broadcaster.signal()
+        }
         if let directory {
             rearmNow(directory)
         }
@@ -279,7 +330,7 @@ final class FileChanges: Sendable {
 
     /// Checks the paths every ``retryInterval`` from now while any stream is alive, on a task of
     /// its own; the ticks end with the last stream.
-    private func startTicking() {
+    func startTicking() {
         let interval = retryInterval
         Task.detached(priority: .utility) { [weak self] in
             repeat {
@@ -321,166 +372,10 @@ final class FileChanges: Sendable {
         return true
     }
 
-    // MARK: - Arming
-
-    private func nextID(_ state: inout State) -> UInt64 {
-        state.nextID += 1
-        return state.nextID
-    }
-
-    /// A watch for `directory`: of the directory itself, or, while it is missing, of its nearest
-    /// existing ancestor, for the next component on the way; `.unwatched` when neither can be made.
-    private func arm(_ directory: String, id: UInt64) -> Watch {
-        // A directory or component created while its watch was being made: try again (once for
-        // the directory itself, which may exist and still not be watchable).
-        var triedExisting = false
-        for _ in 0..<4 {
-            let before = FileIdentity(of: directory)
-            if let watcher = makeWatcher(of: directory, for: directory, interest: .entries, id: id) {
-                // The watch follows the inode the path named while it was made: the same before
-                // and after, or the directory was replaced meanwhile.
-                let after = FileIdentity(of: directory)
-                if before.isSameFile(as: after) {
-                    return .watching(watcher, identity: after)
-                }
-                watcher.stop()
-                continue
-            }
-            if Self.exists(directory) {
-                if triedExisting { return .unwatched }
-                triedExisting = true
-                continue
-            }
-            var missing = directory
-            var ancestor = Self.parent(of: directory)
-            while ancestor != missing, !Self.exists(ancestor) {
-                missing = ancestor
-                ancestor = Self.parent(of: ancestor)
-            }
-            guard ancestor != missing else { return .unwatched }
-            guard let watcher = makeWatcher(of: ancestor, for: directory, interest: .creation, id: id)
-            else {
-                if Self.exists(ancestor) { return .unwatched }
-                continue
-            }
-            if Self.exists(missing) {
-                watcher.stop()
-                continue
-            }
-            return .waiting(for: String(missing.dropFirst(ancestor == "/" ? 1 : ancestor.count + 1)), watcher: watcher)
-        }
-        return .unwatched
-    }
-
-    /// Replaces the watch of `directory` with a new one; returns the watcher it replaced, to stop
-    /// outside the lock, and whether the directory is watched now.
-    private func rearm(_ directory: String, _ state: inout State) -> (replaced: (any DirectoryWatch)?, watched: Bool) {
-        guard let old = state.directories[directory] else { return (nil, false) }
-        let id = nextID(&state)
-        let watch = arm(directory, id: id)
-        state.directories[directory]!.watch = watch
-        state.directories[directory]!.id = id
-        updateHealth(from: old.watch, to: watch)
-        noteChange(of: directory, from: old.watch, &state)
-        return (old.watch.watcher, watch.isWatching)
-    }
-
-    /// Records the event an operator should hear of now that `directory`'s watch, which was
-    /// `old` (`nil`: none yet), is what the state holds: lost, not possible, or back after one
-    /// of those. A retry that changes nothing reports nothing.
-    private func noteChange(of directory: String, from old: Watch?, _ state: inout State) {
-        guard let entry = state.directories[directory] else { return }
-        let new = entry.watch
-        let event: ValueStoreEvent?
-        switch (old, new) {
-        case (_, .unwatched):
-            event =
-                entry.trouble != nil
-                ? nil
-                : ValueStoreEvent(
-                    .watchUnavailable, severity: .warning, source: "directory '\(directory)'",
-                    message: "no watch can be made (no inotify watch left, or no permission): only this "
-                        + "process's writes are seen there; trying again every \(retryInterval)")
-        case (.watching?, .waiting):
-            event = ValueStoreEvent(
-                .watchLost, source: "directory '\(directory)'",
-                message: "the directory was deleted or moved away; waiting for it to appear, then every "
-                    + "observed file in it is reloaded")
-        case (.watching(_, let before)?, .watching(_, let after)) where !before.isSameFile(as: after):
-            event = ValueStoreEvent(
-                .watchLost, source: "directory '\(directory)'",
-                message: "the path names another directory now (replaced, or a link on the way changed); "
-                    + "watching it, and every observed file in it is reloaded")
-        case (_, .watching) where entry.trouble != nil:
-            event = ValueStoreEvent(
-                .watchRestored, source: "directory '\(directory)'",
-                message: "watched again; every observed file in it is reloaded")
-        default:
-            event = nil
-        }
-        guard let event else { return }
-        state.events.append(event)
-        if event.kind == .watchRestored {
-            state.directories[directory]!.trouble = nil
-        } else if entry.trouble == nil {
-            state.directories[directory]!.trouble = nextID(&state)
-        }
-    }
-
-    /// A number for the current loss of `directory`'s watch, the same until it is watched again,
-    /// or `nil` while it is watched, was never lost, or is observed by no stream.
-    func trouble(of directory: String) -> UInt64? {
-        state.withLock { $0.directories[directory]?.trouble }
-    }
-
-    /// Arms `directory` again and, once it is watched, signals every file in it.
-    private func rearmNow(_ directory: String) {
-        let (replaced, watched) = changingState { state -> ((any DirectoryWatch)?, Bool) in
-            guard let entry = state.directories[directory], !entry.watch.isWatching else { return (nil, false) }
-            return rearm(directory, &state)
-        }
-        replaced?.stop()
-        if watched {
-            externalChange([.anyEntry], in: directory)
-        }
-    }
-
-    private func makeWatcher(
-        of watched: String, for directory: String, interest: DirectoryEvent.Interest, id: UInt64
-    ) -> (any DirectoryWatch)? {
-        watchDirectory(watched, interest) { [weak self] events in
-            self?.receive(events, in: directory, from: id)
-        }
-    }
-
-    /// Keeps ``unwatchedDirectories`` and ``losses`` current as a directory's watch changes.
-    private func updateHealth(from old: Watch?, to new: Watch?) {
-        let wasWatching = old?.isWatching ?? true
-        let isWatching = new?.isWatching ?? true
-        if wasWatching && !isWatching {
-            Self.unwatchedDirectories.add(1, ordering: .releasing)
-            if old != nil {
-                Self.losses.add(1, ordering: .releasing)
-            }
-        } else if !wasWatching && isWatching {
-            Self.unwatchedDirectories.subtract(1, ordering: .releasing)
-        }
-    }
-
-    private static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
-    }
-
-    private static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
     // MARK: - Events
 
     /// What a watcher of `directory` (or of its ancestor, while it is missing) reported.
-    private func receive(_ events: [DirectoryEvent], in directory: String, from id: UInt64) {
+    func receive(_ events: [DirectoryEvent], in directory: String, from id: UInt64) {
         let (replaced, changes) = changingState { state -> ((any DirectoryWatch)?, [DirectoryEvent]) in
             guard let entry = state.directories[directory], entry.id == id else { return (nil, []) }
             switch entry.watch {
@@ -511,7 +406,7 @@ final class FileChanges: Sendable {
 
     /// The watcher saw `events` in `directory`: signal each path that changed, unless this
     /// process wrote what is there now.
-    private func externalChange(_ events: [DirectoryEvent], in directory: String) {
+    func externalChange(_ events: [DirectoryEvent], in directory: String) {
         let prefix = directory == "/" ? "/" : "\(directory)/"
         var everything = false
         var named: [String: Bool] = [:]
@@ -523,21 +418,26 @@ final class FileChanges: Sendable {
             }
         }
         let watched = state.withLock { state in
-            state.paths.compactMap { path, entry -> (ChangeBroadcaster, FileIdentity?, String, Bool)? in
+            state.paths.compactMap { path, entry -> ([ChangeBroadcaster], FileIdentity?, String, Bool)? in
                 if let writtenInPlace = named[path] {
-                    return (entry.broadcaster, entry.ownWrite, path, writtenInPlace)
+                    return (broadcasters(of: path, state), entry.ownWrite, path, writtenInPlace)
                 }
                 guard everything, isEntry(path, of: prefix) else { return nil }
-                return (entry.broadcaster, entry.ownWrite, path, false)
+                return (broadcasters(of: path, state), entry.ownWrite, path, false)
             }
         }
-        for (broadcaster, ownWrite, path, writtenInPlace) in watched {
+        for (signalled, ownWrite, path, writtenInPlace) in watched {
             // This library's saves rename a new file over the path and never write it in place:
             // a write in place is another writer's, whatever the identity says.
             if !writtenInPlace, let ownWrite, ownWrite == FileIdentity(of: path) {
                 continue
             }
-            broadcaster.signalAll()
+            // A link made or pointed elsewhere at the path: its streams follow what it names now,
+            // before they hear of the change and load it.
+            followLink(at: path)
+            for broadcaster in signalled {
+                broadcaster.signalAll()
+            }
         }
     }
 
