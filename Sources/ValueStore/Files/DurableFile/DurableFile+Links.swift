@@ -50,6 +50,11 @@ extension DurableFile {
     /// Whether the path is a symbolic link: one `lstat`, a metadata call that does not block,
     /// made where a stream starts, as the watch's own `stat`s are.
     var isSymbolicLink: Bool {
+        Self.isSymbolicLink(at: path)
+    }
+
+    /// Whether `path` is a symbolic link: one `lstat`.
+    static func isSymbolicLink(at path: String) -> Bool {
         var status = stat()
         return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
     }

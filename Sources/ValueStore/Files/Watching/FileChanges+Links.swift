@@ -1,15 +1,5 @@
 import Foundation
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// Following a symbolic link at an observed path: its streams get the changes of the file the
 /// link names too, and follow the link when it is pointed elsewhere.
 ///
@@ -36,8 +26,7 @@ extension FileChanges {
     /// file it names now (nothing, when it is no link or names nothing reachable). One `lstat`
     /// for a path that is not a link and follows none.
     func followLink(at path: String) {
-        var status = stat()
-        let isLink = lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+        let isLink = DurableFile.isSymbolicLink(at: path)
         guard let entry = state.withLock({ $0.paths[path] }), isLink || entry.follows != nil else { return }
         let link = DurableFile(URL(filePath: path), options: .default, fileSystem: .live)
         let target: DurableFile?
