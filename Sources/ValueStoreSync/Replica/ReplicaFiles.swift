@@ -134,13 +134,18 @@ struct ReplicaFiles: Sendable {
     /// One durable commit of the given entries: the meta, records (`nil` removes one), and the
     /// archive and rejected lists, each only when given. It is one entry appended to the journal;
     /// when that makes the journal too long, the journal is folded into the settings file.
+    ///
+    /// Too long is past the journal's folding size and past half the settings file's size: a
+    /// fold rewrites the whole file, so folding at a fixed size made `n` changes cost `n²`
+    /// (every few hundred kilobytes, a file that grows with the keys). This way what folds
+    /// write is at most three times what the journal took in.
     func commit(_ changes: Changes) async throws {
         guard !changes.isEmpty else { return }
-        if journal.length > 8 * journal.foldingSize {
+        if journal.length > 8 * journal.foldingSize, journal.length > 4 * settingsSize() {
             // Folds kept failing: this one's error is the commit's, before anything is written.
             try await fold()
         }
-        guard try await journal.append(changes) else { return }
+        guard try await journal.append(changes), journal.length > settingsSize() / 2 else { return }
         do {
             try await fold()
         } catch {
@@ -148,6 +153,16 @@ struct ReplicaFiles: Sendable {
             // journal stays as it is, the next commit folds again, and one that finds the
             // journal eight times too long fails with the fold's error.
         }
+    }
+
+    /// The settings file's size in bytes; zero when it is absent or cannot be read (the fold
+    /// then says why).
+    private func settingsSize() -> Int {
+        var info = stat()
+        guard stat(folder.appending(path: Self.settingsName).path(percentEncoded: false), &info) == 0 else {
+            return 0
+        }
+        return Int(info.st_size)
     }
 
     /// Writes what the journal holds into the settings file and makes that durable (whatever the

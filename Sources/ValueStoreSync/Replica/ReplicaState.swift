@@ -11,6 +11,9 @@ struct ReplicaState {
     var meta: ReplicaMeta?
     /// Every synced key's record.
     var records: [String: LocalRecord] = [:]
+    /// The keys whose record is a removal the server has: what a pull forgets once it is below
+    /// the server's horizon. Follows ``records`` in ``settle(_:)``.
+    var syncedRemovals: Set<String> = []
     /// The replica's archive of conflicts.
     var archive: [SyncConflict] = []
     /// The changes the server refused for good.
@@ -85,6 +88,11 @@ struct ReplicaState {
     mutating func settle(_ changed: [String: LocalRecord?]) {
         for (key, record) in changed {
             records[key] = record
+            if let record, record.value == nil, !record.isPending {
+                syncedRemovals.insert(key)
+            } else {
+                syncedRemovals.remove(key)
+            }
             guard let record, record.isPending else {
                 pendingSince[key] = nil
                 continue

@@ -77,17 +77,36 @@ extension SyncReplica {
 
     /// Pushes the pending changes in batches until none is left that can go (a `.merge` change
     /// waiting for its store stays), or a refusal, which it returns.
+    ///
+    /// The pending keys are sorted once, and each batch takes the next of them that are still
+    /// pending; keys pending again (a merge, a change made during the push) go once those are
+    /// sent, in a sort of their own. Sorting every record for each batch cost `n²`.
     func pushPending() async throws -> SyncRefusal? {
         var waiting: Set<String> = []
         let batchSize = max(1, options.pushBatchSize)
         let passes = withState { $0.pendingSince.count } / batchSize + 8
+        var queue: ArraySlice<String> = []
         for _ in 0..<passes {
             let request = withState { state -> SyncPushRequest? in
-                let changes = state.records
-                    .filter { $0.value.isPending && !waiting.contains($0.key) }
-                    .sorted { $0.key < $1.key }
-                    .prefix(batchSize)
-                    .map { $0.value.record(key: $0.key) }
+                var changes: [SyncRecord] = []
+                var taken: Set<String> = []
+                var isSorted = false
+                while changes.count < batchSize {
+                    if queue.isEmpty {
+                        // One sort sees every key this batch can take.
+                        guard !isSorted else { break }
+                        isSorted = true
+                        queue = ArraySlice(
+                            state.pendingSince.keys.filter { !waiting.contains($0) && !taken.contains($0) }.sorted())
+                        if queue.isEmpty { break }
+                    }
+                    let key = queue.removeFirst()
+                    if let record = state.records[key], record.isPending, !waiting.contains(key),
+                        taken.insert(key).inserted
+                    {
+                        changes.append(record.record(key: key))
+                    }
+                }
                 guard !changes.isEmpty, let meta = state.meta else { return nil }
                 return SyncPushRequest(
                     account: account.id, replica: meta.id, epoch: meta.epoch, seen: meta.seen, cursor: meta.cursor,
@@ -343,8 +362,9 @@ extension SyncReplica {
                 changed[record.key] = LocalRecord(synced: record)
             }
         }
-        for (key, record) in records where record.value == nil && !record.isPending && changed[key] == nil {
-            if (record.version ?? .zero) <= page.horizon {
+        // The synced removals alone, not every record: a scan of every record per page cost `n²`.
+        for key in withState({ $0.syncedRemovals }) where changed[key] == nil {
+            if let record = records[key], (record.version ?? .zero) <= page.horizon {
                 changed[key] = .some(nil)
             }
         }

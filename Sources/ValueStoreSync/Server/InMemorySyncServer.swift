@@ -19,6 +19,9 @@ import ValueStore
 /// ``SyncRemote/pokes`` after every push that wrote to the account.
 public final class InMemorySyncServer: Sendable {
     private let accounts = Mutex<[String: SyncAccountState]>([:])
+    /// Each account's records by version, so that a pull page costs what it returns; taken
+    /// inside `accounts`' lock.
+    private let indexes = Mutex<[String: SyncVersionIndex]>([:])
     private let broadcasters = Mutex<[String: ChangeBroadcaster]>([:])
     private let clock: SyncClock
     private let maximumClockAhead: Int64
@@ -165,6 +168,7 @@ public final class InMemorySyncServer: Sendable {
     package func restore(_ snapshot: Snapshot) {
         let ids = accounts.withLock { accounts in
             accounts = snapshot.accounts
+            indexes.withLock { $0 = [:] }
             return Array(accounts.keys)
         }
         for id in ids {
@@ -177,17 +181,34 @@ public final class InMemorySyncServer: Sendable {
         accounts.withLock { $0[account.id] }
     }
 
+    /// How many times the index of `account`'s records by version was built from every record,
+    /// for a test that checks pushes and pulls keep it instead.
+    package func indexRebuilds(of account: SyncAccount) -> Int {
+        accounts.withLock { _ in indexes.withLock { $0[account.id]?.rebuilds ?? 0 } }
+    }
+
     // MARK: Requests
 
     /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction.
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
         let now = clock.milliseconds
         let (response, wrote) = accounts.withLock { accounts in
+            // Taken out, so that changing it does not copy every record the dictionary shares.
             var state =
-                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+                accounts.removeValue(forKey: request.account)
+                ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
-            return SyncServerRules.answer(
+            let head = state.row.head
+            let answer = SyncServerRules.answer(
                 request, in: &state, serverTime: now, maximumClockAhead: maximumClockAhead)
+            if answer.wrote {
+                indexes.withLock { indexes in
+                    guard var index = indexes.removeValue(forKey: request.account) else { return }
+                    index.add(request.changes.lazy.map(\.key), after: head, in: state)
+                    indexes[request.account] = index
+                }
+            }
+            return answer
         }
         if wrote {
             broadcaster(for: request.account).signalAll()
@@ -199,9 +220,18 @@ public final class InMemorySyncServer: Sendable {
         let now = clock.milliseconds
         return accounts.withLock { accounts in
             var state =
-                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+                accounts.removeValue(forKey: request.account)
+                ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
-            return SyncServerRules.answer(request, in: &state, serverTime: now)
+            // The rules answer from the page's records alone, as they do the PostgreSQL server's.
+            var page = indexes.withLock { indexes in
+                var index = indexes.removeValue(forKey: request.account) ?? SyncVersionIndex(of: state)
+                defer { indexes[request.account] = index }
+                return index.page(after: request.cursor, limit: request.limit, of: state)
+            }
+            let response = SyncServerRules.answer(request, in: &page, serverTime: now)
+            state.progress = page.progress
+            return response
         }
     }
 
