@@ -292,6 +292,9 @@ extension SyncReplica {
         rejected += newlyRejected
         archive += lost
         let rejections = withState { state in newlyRejected.map { state.pendingSince[$0.key] ?? 0 } }
+        // Let go of the copy, so that the commit changes the records in place: with it kept, every
+        // batch copied every record.
+        records = [:]
         try await commit(
             ReplicaFiles.Changes(
                 meta: meta, records: changed, archive: lost.isEmpty ? nil : archive,
@@ -373,6 +376,9 @@ extension SyncReplica {
         }
         archive += added
         let before = meta
+        // Let go of the copy, so that the commit changes the records in place: with it kept, every
+        // page copied every record.
+        records = [:]
         meta.cursor = page.cursor
         meta.seen = max(meta.seen, page.cursor)
         // A page that brings nothing commits nothing: the clock alone is not worth a write (on
