@@ -44,6 +44,7 @@ let benchmarks: @Sendable () -> Void = {
     registerComparisons()
     registerSettingsRows()
     registerSyncRows()
+    registerSyncScaleRows()
     registerCoalescedSaveRows()
     registerEncryptedRows(Settings.sample, size: "1 KB", saves: .smallSaves, loads: .smallLoads)
     registerEncryptedRows(Library.megabyte, size: "1 MB", saves: .largeValue, loads: .largeValue)
