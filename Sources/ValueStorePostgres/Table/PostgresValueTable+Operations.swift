@@ -198,7 +198,9 @@ extension PostgresValueTable {
     /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` once a write has a connection (it is sent
     /// then, and may commit). Cancelling, or running past ``operationTimeout``, also asks the
     /// server to cancel the statement (`pg_cancel_backend`, through another connection), and
-    /// closes the connection if the statement has not ended a second later. An operation whose
+    /// closes the connection if the statement has not ended a second later; where the store
+    /// cannot be sure which server process runs the statement (``PostgresBackends``), it closes
+    /// the connection at once instead. An operation whose
     /// caller stopped waiting is left to end on the server, and `settled` runs once it has, so a
     /// write's observers hear of it again then.
     ///
@@ -257,14 +259,20 @@ extension PostgresValueTable {
                             PostgresReachability.shared.reached(client)
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
-                            let backend: Int32
+                            let backend: Int32?
                             do {
                                 backend = try await PostgresBackends.shared.pid(of: connection)
                             } catch {
                                 // Nothing was sent yet, whatever the step.
                                 throw NotSent(underlying: error)
                             }
-                            attempt.interrupt = { await table.cancelOnServer(backend, store: store) }
+                            if let backend {
+                                attempt.interrupt = { await table.cancelOnServer(backend, store: store) }
+                            } else {
+                                // The process may be another client's (a pooler lends it): only
+                                // closing the connection stops nothing but this statement.
+                                attempt.interrupt = { try? await connection.close() }
+                            }
                             return try await operation(connection)
                         }
                     } timer: {
@@ -667,36 +675,6 @@ extension PSQLError {
         case .serverClosedConnection, .connectionError, .uncleanShutdown: true
         default: false
         }
-    }
-}
-
-/// Each connection's server process, for `pg_cancel_backend`: asked once per connection.
-final class PostgresBackends: Sendable {
-    static let shared = PostgresBackends()
-
-    private struct Entry {
-        weak var connection: PostgresConnection?
-        let pid: Int32
-    }
-
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
-
-    func pid(of connection: PostgresConnection) async throws -> Int32 {
-        let id = ObjectIdentifier(connection)
-        if let pid = entries.withLock({ $0[id].flatMap { $0.connection === connection ? $0.pid : nil } }) {
-            return pid
-        }
-        var pid: Int32 = 0
-        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: PostgresValueTable.logger) {
-            pid = try row.decode(Int32.self)
-        }
-        entries.withLock { entries in
-            if entries.count >= 64 {
-                entries = entries.filter { $0.value.connection != nil }
-            }
-            entries[id] = Entry(connection: connection, pid: pid)
-        }
-        return pid
     }
 }
 
