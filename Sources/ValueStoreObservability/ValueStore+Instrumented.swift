@@ -76,7 +76,7 @@ extension ValueStore where Environment: Sendable {
                 }
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }
 #endif
