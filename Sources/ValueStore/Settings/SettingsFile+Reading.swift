@@ -175,7 +175,7 @@ extension SettingsFile {
         if report {
             ValueStoreEvent.report(
                 ValueStoreEvent(
-                    .settingsWatchRestarted, source: label,
+                    .settingsWatchRestarted, source: label, directory: file.directory,
                     message: "its directory's watch was lost; following the file again, and reading it on "
                         + "every load until the directory is watched"))
         }
