@@ -26,6 +26,26 @@ extension SyncReplica {
         }
     }
 
+    /// Shows the folder's state in the status before the replica opened it, read once on this
+    /// thread: the records' pending marks, the archive and the rejected changes; a folder that
+    /// cannot be read shows its error as the status's last error.
+    func peekIfUnopened() {
+        guard withState({ $0.meta == nil && !$0.hasPeeked }) else { return }
+        let peeked = Result { try files.peek(for: account.id) }
+        withState { state in
+            guard state.meta == nil, !state.hasPeeked else { return }
+            state.hasPeeked = true
+            switch peeked {
+            case .success(let loaded):
+                state.archive = loaded.archive
+                state.rejected = loaded.rejected
+                state.settle(loaded.records)
+            case .failure(let error):
+                state.lastError = error
+            }
+        }
+    }
+
     /// Opens the replica on first use: creates its folder, reads its settings file, and makes
     /// itself an identity in a new folder, or a new one in a copied folder (the folder's device
     /// and inode differ from those kept with the identity), before anything is pushed.
@@ -34,11 +54,12 @@ extension SyncReplica {
         if let meta = withState({ $0.meta }) {
             return meta
         }
+        let marker = try await files.prepareFolder()
         return try await locked {
             if let meta = withState({ $0.meta }) {
                 return meta
             }
-            let marker = try await files.prepareFolder()
+            try await files.claim(for: account.id)
             let loaded = try await files.load()
             var meta = loaded.meta ?? ReplicaMeta(id: .random(), marker: marker)
             if meta.marker != marker {
@@ -49,7 +70,9 @@ extension SyncReplica {
             }
             let stamps = loaded.records.values.map(\.stamp) + (loaded.archive + loaded.rejected).map(\.stamp)
             meta.clock.last = stamps.map(\.reading).reduce(meta.clock.last, max)
-            if meta != loaded.meta {
+            if meta != loaded.meta && !files.journal.isReadOnly {
+                // In a folder it may only read, the replica keeps its meta in memory: it reads,
+                // and every save throws.
                 try await files.commit(ReplicaFiles.Changes(meta: meta))
             }
             withState { state in
@@ -57,6 +80,12 @@ extension SyncReplica {
                 state.clock = meta.clock
                 state.archive = loaded.archive
                 state.rejected = loaded.rejected
+                // What a status read before the open showed goes: the folder, as loaded, is it.
+                state.records = [:]
+                state.pendingSince = [:]
+                if state.hasPeeked {
+                    state.lastError = nil  // the peek's: no sync ran before the open
+                }
                 state.settle(loaded.records)
                 state.publish()
             }
