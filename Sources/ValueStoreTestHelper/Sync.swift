@@ -3,6 +3,11 @@
 //     ValueStoreTestHelper sync-save-loop DIRECTORY   saves synced keys until killed, printing
 //                                                     each save once it returned, while `run()`
 //                                                     pushes them to an in-process server
+//     ValueStoreTestHelper sync-share-loop DIRECTORY NAME FROM TO
+//                                                     saves NAME-I = "NAME-I" for I in FROM..<TO
+//                                                     in the folder another process shares,
+//                                                     offline, the journal folded every few
+//                                                     saves, printing I once its save returned
 //     ValueStoreTestHelper sync-read DIRECTORY ACCOUNT KEY…
 //                                                     as a user that may only read the folder
 //                                                     (`nobody` when run as root), prints
@@ -66,4 +71,21 @@ func syncRead(directory: URL, account: String, keys: [String]) async throws {
         lines.append("save \(error.code.rawValue): \(error)")
     }
     FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+}
+
+/// Saves its own keys in a folder another process saves in too, with no server, printing each
+/// once its save returned: what the two-process test checks survives.
+func syncShareLoop(directory: URL, name: String, range: Range<Int>) async throws {
+    let unreachable = SyncRemote(
+        label: "unreachable",
+        push: { _ in throw ValueStoreError(.unavailable, store: "unreachable") },
+        pull: { _ in throw ValueStoreError(.unavailable, store: "unreachable") })
+    var options = SyncOptions()
+    options.journalFoldingSize = 4 * 1024  // folds every few saves, by either process
+    let replica = try SyncReplica(
+        directory: directory, account: SyncAccount(id: "shared"), remote: unreachable, options: options)
+    for index in range {
+        try await replica.store("\(name)-\(index)", as: String.self).save("\(name)-\(index)")
+        FileHandle.standardOutput.write(Data("\(index)\n".utf8))
+    }
 }

@@ -23,6 +23,8 @@ struct ReplicaFiles: Sendable {
     let folder: URL
     let settings: SettingsFile
     let journal: ReplicaJournal
+    /// The folder's lock, which every process using the folder takes to commit.
+    let lock: ReplicaFolderLock
 
     /// The settings file's name in the account's folder.
     static let settingsName = "sync.plist"
@@ -39,6 +41,9 @@ struct ReplicaFiles: Sendable {
         journal = ReplicaJournal(
             path: folder.appending(path: "sync.journal").path(percentEncoded: false), foldingSize: foldingSize,
             permissions: options.permissions)
+        lock = ReplicaFolderLock(
+            path: folder.appending(path: "sync.lock").path(percentEncoded: false),
+            permissions: mode_t(options.permissions))
     }
 
     /// The account's folder in `directory`: at ``folderPath(for:)``; for a long identity whose
@@ -166,6 +171,14 @@ struct ReplicaFiles: Sendable {
         _ = try check(account)
         var loaded = try settingsEntries()
         loaded.apply(try journal.read())
+        return loaded
+    }
+
+    /// The settings file's entries, read again, with `journaled` (the journal's) applied; after
+    /// another process folded the journal, off the caller's executor.
+    @concurrent func reload(applying journaled: Changes) async throws -> Loaded {
+        var loaded = try settingsEntries()
+        loaded.apply(journaled)
         return loaded
     }
 

@@ -120,6 +120,74 @@ final class ReplicaJournal: Sendable {
         }
     }
 
+    /// What other processes did to the journal since this one last read or wrote it.
+    enum News {
+        /// Nothing.
+        case none
+        /// They appended entries: these, merged.
+        case appended(ReplicaFiles.Changes)
+        /// They folded it into the settings file, which must be read again, and may have
+        /// appended since: the journal's entries now, merged.
+        case folded(ReplicaFiles.Changes)
+    }
+
+    /// Reads what other processes committed to the journal since this one last read or wrote it,
+    /// off the caller's executor; call holding the folder's lock (``ReplicaFolderLock``). An
+    /// incomplete last entry, left by a process killed as it appended, is cut off.
+    @concurrent func catchUp() async throws -> News {
+        try state.withLock { state in
+            guard state.descriptor >= 0, state.broken == nil else { return .none }
+            var info = stat()
+            guard fstat(state.descriptor, &info) == 0 else { throw failure("could not be examined (errno \(errno))") }
+            if Int(info.st_size) == state.length && (state.length == 0 || header(state.descriptor) == state.generation)
+            {
+                return .none
+            }
+            let contents = try Self.readAll(state.descriptor)
+            let news: News
+            let read: Read
+            if state.length > 0 && contents.count >= state.length && header(of: contents) == state.generation {
+                read = try Self.entries(in: contents, path: path, from: state.length)
+                state.unfolded.merge(read.changes)
+                news = .appended(read.changes)
+            } else {
+                read = try Self.entries(in: contents, path: path)
+                state.unfolded = read.changes
+                news = .folded(read.changes)
+            }
+            state.length = read.length
+            state.generation = read.generation
+            try cutIncompleteEntry(of: contents, at: read.length, in: &state)
+            return news
+        }
+    }
+
+    /// The generation in the header of the file open at `descriptor`; `nil` without a whole one.
+    private func header(_ descriptor: Int32) -> UInt64? {
+        var bytes = [UInt8](repeating: 0, count: Self.headerSize)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        return count == Self.headerSize ? header(of: bytes) : nil
+    }
+
+    /// The generation in the header at the start of `contents`; `nil` without a whole one.
+    private func header(of contents: [UInt8]) -> UInt64? {
+        guard contents.count >= Self.headerSize, contents.starts(with: Self.magic) else { return nil }
+        return Self.littleEndian(contents[Self.magic.count..<Self.headerSize], as: UInt64.self)
+    }
+
+    /// Whether another process may have changed the journal since this one last read or wrote
+    /// it: its size or generation differs. A hint, read without the folder's lock, on this
+    /// thread; ``catchUp()`` reads what changed.
+    var mayHaveNews: Bool {
+        state.withLock { state in
+            guard state.descriptor >= 0, state.broken == nil else { return false }
+            var info = stat()
+            guard fstat(state.descriptor, &info) == 0 else { return true }
+            return Int(info.st_size) != state.length
+                || (state.length > 0 && header(state.descriptor) != state.generation)
+        }
+    }
+
     /// The journal's entries merged in order, read on this thread from a descriptor of its own,
     /// which changes nothing: an incomplete last entry is left as it is, and no journal reads as
     /// none.
@@ -152,6 +220,12 @@ final class ReplicaJournal: Sendable {
                 throw failure("is unusable until the replica is opened again: \(broken)")
             }
             guard state.descriptor >= 0 else { throw failure("was appended to before it was opened") }
+            var info = stat()
+            guard fstat(state.descriptor, &info) == 0, Int(info.st_size) == state.length else {
+                // Another process appended, and this one did not read it first: appending at its
+                // own idea of the end would overwrite it.
+                throw failure("changed since this process read it; nothing was written (errno \(errno))")
+            }
             let start = state.length
             var bytes: [UInt8] = []
             if start == 0 {

@@ -7,21 +7,28 @@ extension SyncReplica {
     /// store's `update` body does not wait for itself.
     @TaskLocal static var writing: ObjectIdentifier?
 
-    /// Runs `body` once the replica is open, holding its write lock: one durable write at a time.
+    /// Runs `body` once the replica is open, holding its write lock and its folder's, after
+    /// taking in what other processes committed: one durable write at a time, across processes.
     func exclusively<Result>(_ body: () async throws -> Result) async throws -> Result {
         try await open()
-        return try await locked(body)
+        return try await locked(catchingUp: true, body)
     }
 
-    /// Runs `body` holding the write lock, or at once when the current task holds it.
-    private func locked<Result>(_ body: () async throws -> Result) async throws -> Result {
+    /// Runs `body` holding the write lock, then the folder's lock (``ReplicaFolderLock``) and,
+    /// if `catchingUp`, after ``catchUp()``; or at once when the current task holds them.
+    func locked<Result>(catchingUp: Bool, _ body: () async throws -> Result) async throws -> Result {
         let me = ObjectIdentifier(self)
         if Self.writing == me {
             return try await body()
         }
         return try await writes.withLock {
             try await Self.$writing.withValue(me) {
-                try await body()
+                try await files.lock.withLock {
+                    if catchingUp {
+                        try await catchUp()
+                    }
+                    return try await body()
+                }
             }
         }
     }
@@ -55,7 +62,7 @@ extension SyncReplica {
             return meta
         }
         let marker = try await files.prepareFolder()
-        return try await locked {
+        return try await locked(catchingUp: false) {
             if let meta = withState({ $0.meta }) {
                 return meta
             }

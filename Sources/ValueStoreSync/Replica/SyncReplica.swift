@@ -37,9 +37,10 @@ import ValueStore
 ///   every newer record this replica holds; a new epoch makes the replica take the server's
 ///   state and archive its own differences.
 ///
-/// One `SyncReplica` at a time may use an account's folder: the replica keeps its state in
-/// memory and writes it through. A process that may only read the folder loads, and its saves
-/// throw. The stores it returns may be used from any task.
+/// Processes may share an account's folder (an app and its extensions): each commit takes the
+/// folder's lock and first reads what the others committed, so every acknowledged save of
+/// either is kept and shown by both. A process that may only read the folder loads, and its
+/// saves throw. The stores a replica returns may be used from any task.
 public final class SyncReplica: Sendable {
     /// The account whose values this replica syncs.
     ///
