@@ -17,6 +17,8 @@ struct ReplicaState {
     var rejected: [SyncConflict] = []
     /// The clock, from the meta's and every record's stamps on opening.
     var clock = HybridClock()
+    /// Whether the status read the folder before the replica opened it.
+    var hasPeeked = false
 
     /// The merges of the `.merge` keys whose stores this process made.
     var merges: [String: EncodedMerge] = [:]

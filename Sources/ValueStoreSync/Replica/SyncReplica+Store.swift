@@ -14,7 +14,7 @@ extension SyncReplica {
     /// ```
     ///
     /// A load reads the key's record from memory: the latest local change, or the latest record
-    /// pulled. A save, remove or update is one durable commit of the key's record, marked pending,
+    /// pulled; first, when another process sharing the folder committed since, what it committed. A save, remove or update is one durable commit of the key's record, marked pending,
     /// and returns: it never waits for the network. `update` is atomic on this device; across
     /// devices it is atomic only under `.compareAndSet` (a concurrent update is archived and the
     /// value becomes the server's) and `.merge`. A save or update that leaves the value's bytes
@@ -56,6 +56,7 @@ extension SyncReplica {
             label: label,
             load: { _ in
                 try await self.open()
+                try await self.catchUpIfNeeded()
                 guard let data = self.withState({ $0.records[key]?.value }) else {
                     throw ValueStoreError(.notFound, store: label)
                 }

@@ -48,6 +48,7 @@ extension SyncReplica {
     /// `pulling`). A refusal makes it start again with the whole-state pull the refusal calls
     /// for, a few times at most.
     func syncRound(pulling: Bool) async throws {
+        try await catchUpIfNeeded()  // another process's changes, to push and to show
         var refusal = withState { $0.meta?.resync }
         for _ in 0..<8 {
             let hasPulled = withState { $0.meta?.hasPulled ?? false }
@@ -353,7 +354,7 @@ extension SyncReplica {
         }
         archive += added
         let before = meta
-        meta.cursor = page.cursor
+        meta.cursor = max(meta.cursor, page.cursor)  // another process sharing the folder may have pulled further
         meta.seen = max(meta.seen, page.cursor)
         // A page that brings nothing commits nothing: the clock alone is not worth a write (on
         // opening, it starts after every stamp in the file anyway).

@@ -6,7 +6,7 @@ import ValueStoreSync
 /// invariant (see ``ChaosSchedule`` and ``ChaosChecker``). `VALUESTORE_SYNC_SCHEDULES` sets how
 /// many run (2,000 by default), `VALUESTORE_SYNC_SEED` the first seed; a failure prints its seed
 /// and schedule, and `VALUESTORE_SYNC_SCHEDULES=1 VALUESTORE_SYNC_SEED=<seed>` runs it again.
-@Suite struct ChaosTests {
+@Suite(.timeLimit(.minutes(10))) struct ChaosTests {
     static let environment = ProcessInfo.processInfo.environment
     static let count = environment["VALUESTORE_SYNC_SCHEDULES"].flatMap(Int.init) ?? 2_000
     static let firstSeed = environment["VALUESTORE_SYNC_SEED"].flatMap(UInt64.init) ?? 1

@@ -5,7 +5,7 @@ import ValueStore
 import ValueStoreSync
 
 /// Devices whose clocks are minutes off.
-@Suite struct ClockSkewTests {
+@Suite(.timeLimit(.minutes(2))) struct ClockSkewTests {
     @Test func aDeviceAheadIsRefusedOnceThenRestampedAndDoesNotWinEverything() async throws {
         try await SyncSandbox.with { sandbox in
             let onTime = try sandbox.replica("on-time")

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ValueStoreSync
 
-@Suite struct HybridClockTests {
+@Suite(.timeLimit(.minutes(2))) struct HybridClockTests {
     static let phone = ReplicaID("phone")
 
     /// Seen in the chaos test (seed 779): a device 400 s ahead made two changes, both refused as

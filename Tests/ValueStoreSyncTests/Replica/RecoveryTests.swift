@@ -4,7 +4,7 @@ import ValueStore
 import ValueStoreSync
 
 /// Copied directories, servers restored from a backup, new epochs, collected removals.
-@Suite struct RecoveryTests {
+@Suite(.timeLimit(.minutes(2))) struct RecoveryTests {
     @Test func aCopiedFolderMakesItselfANewIdentity() async throws {
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")

@@ -4,7 +4,7 @@ import ValueStoreSync
 
 /// The wire types: their order, and their `Codable` forms round trip, so a transport is a thin
 /// layer.
-@Suite struct WireTests {
+@Suite(.timeLimit(.minutes(2))) struct WireTests {
     @Test func timestampsOrderByTimeThenCounterThenReplica() {
         let a = ReplicaID("a")
         let b = ReplicaID("b")
