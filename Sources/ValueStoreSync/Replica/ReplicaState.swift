@@ -9,6 +9,15 @@ typealias EncodedMerge = @Sendable (_ base: Data?, _ local: Data?, _ remote: Dat
 struct ReplicaState {
     /// The replica's meta, once opened.
     var meta: ReplicaMeta?
+    /// The meta with the clock as it is now, past the stamps of the local changes made since
+    /// the meta was last committed (which commit records only): what a commit of the meta must
+    /// start from, since committing the meta sets the clock, which never goes below a stamp
+    /// the replica made.
+    var currentMeta: ReplicaMeta? {
+        guard var meta else { return nil }
+        meta.clock = clock
+        return meta
+    }
     /// Every synced key's record.
     var records: [String: LocalRecord] = [:]
     /// The replica's archive of conflicts.
