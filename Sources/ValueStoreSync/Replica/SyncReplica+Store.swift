@@ -97,8 +97,10 @@ extension SyncReplica {
             try await body(&value)
             guard value != previous?.value else { return }
             let now = options.clock.milliseconds
+            // After the key's records too, though the clock went back below one stamped in the
+            // server's future: a change is later than the record it was made on.
             let stamp = withState { state in
-                state.clock.stamp(now: now, replica: state.meta!.id)
+                state.clock.stamp(now: now, replica: state.meta!.id, after: previous?.serverStamps ?? [])
             }
             let record = LocalRecord.change(on: previous, key: key, value: value, stamp: stamp, policy: policy)
             try await commitLocal(ReplicaFiles.Changes(records: [key: record]))
@@ -113,7 +115,8 @@ extension SyncReplica {
             let changed = withState { state in
                 var changed: [String: LocalRecord?] = [:]
                 for (key, value) in values where state.records[key]?.value != value {
-                    let stamp = state.clock.stamp(now: now, replica: state.meta!.id)
+                    let stamp = state.clock.stamp(
+                        now: now, replica: state.meta!.id, after: state.records[key]?.serverStamps ?? [])
                     changed[key] = LocalRecord.change(
                         on: state.records[key], key: key, value: value, stamp: stamp, policy: policy)
                 }

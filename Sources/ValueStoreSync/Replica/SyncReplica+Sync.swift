@@ -77,10 +77,15 @@ extension SyncReplica {
 
     /// Pushes the pending changes in batches until none is left that can go (a `.merge` change
     /// waiting for its store stays), or a refusal, which it returns.
+    ///
+    /// - Throws: The remote's error; or ``/ValueStore/ValueStoreError/Code/unavailable`` when
+    ///   changes that could go are still pending after as many pushes as their batches and a
+    ///   few more (the server kept answering without settling them), saying why.
     func pushPending() async throws -> SyncRefusal? {
         var waiting: Set<String> = []
         let batchSize = max(1, options.pushBatchSize)
         let passes = withState { $0.pendingSince.count } / batchSize + 8
+        var tooFarAhead = 0
         for _ in 0..<passes {
             let request = withState { state -> SyncPushRequest? in
                 let changes = state.records
@@ -106,11 +111,19 @@ extension SyncReplica {
                     reason:
                         "the server answered \(response.outcomes.count) outcomes to \(request.changes.count) changes")
             }
+            tooFarAhead = response.outcomes.count { $0 == .tooFarAhead }
             try await exclusively {
                 try await settle(request.changes, response, now: now, waiting: &waiting)
             }
         }
-        return nil
+        let undelivered = withState { state in state.records.count { $0.value.isPending && !waiting.contains($0.key) } }
+        guard undelivered > 0 else { return nil }
+        throw ValueStoreError(
+            .unavailable, store: label,
+            reason: "\(undelivered) changes are still pending after \(passes) pushes: "
+                + (tooFarAhead > 0
+                    ? "the server refused \(tooFarAhead) of the last push's stamps as too far in its future"
+                    : "the server kept answering without settling them"))
     }
 
     /// Applies a push's outcomes to the records, in one commit.
@@ -245,11 +258,16 @@ extension SyncReplica {
                 }.keys)
             let kept = records.values.filter { $0.isPending && $0.stamp.replica == meta.id }.map(\.stamp)
                 .filter { $0.milliseconds <= response.serverTime }
-            meta.clock.goBack(keeping: kept)
-            for key in restamped.sorted() {
+            meta.clock.goBack(keeping: kept, serverTime: response.serverTime)
+            // Each after the server's records of its key: a key whose record is stamped in the
+            // server's future (its clock was ahead) is stamped after that record, last, so that
+            // the other keys' stamps do not follow it.
+            let floors = Dictionary(uniqueKeysWithValues: restamped.map { ($0, records[$0]!.serverStamps) })
+            let highest = floors.mapValues { $0.map(\.reading).max() ?? .zero }
+            for key in restamped.sorted(by: { (highest[$0]!, $0) < (highest[$1]!, $1) }) {
                 var next = records[key]!
                 next.origin = next.identity
-                next.stamp = meta.clock.stamp(now: now, replica: meta.id)
+                next.stamp = meta.clock.stamp(now: now, replica: meta.id, after: floors[key]!)
                 changed[key] = next
             }
             // A change copied with this folder from another replica cannot be stamped again: its
