@@ -50,6 +50,7 @@ extension SyncReplica {
                 cursor: position, seen: seen, limit: max(1, options.pullPageSize), isResync: true,
                 archivedAfter: cursor)
             let page = try await remote.pull(request)
+            try Self.check(page, answers: request, from: remote.label)
             if let refusal = page.refusal {
                 if refusal == .epochChanged, pageEpoch != nil {
                     // A new epoch while paging: start over in it.

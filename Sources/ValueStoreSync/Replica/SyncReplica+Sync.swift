@@ -105,15 +105,10 @@ extension SyncReplica {
             if let refusal = response.refusal {
                 return refusal
             }
-            guard response.outcomes.count == request.changes.count else {
-                throw ValueStoreError(
-                    .corrupted, store: remote.label,
-                    reason:
-                        "the server answered \(response.outcomes.count) outcomes to \(request.changes.count) changes")
-            }
+            let settled = try Self.pair(response, with: request, from: remote.label)
             tooFarAhead = response.outcomes.count { $0 == .tooFarAhead }
             try await exclusively {
-                try await settle(request.changes, response, now: now, waiting: &waiting)
+                try await settle(settled, serverTime: response.serverTime, now: now, waiting: &waiting)
             }
         }
         let undelivered = withState { state in state.records.count { $0.value.isPending && !waiting.contains($0.key) } }
@@ -126,10 +121,10 @@ extension SyncReplica {
                     : "the server kept answering without settling them"))
     }
 
-    /// Applies a push's outcomes to the records, in one commit.
+    /// Applies a push's outcomes, each with the change it settles, to the records, in one commit.
     private func settle(
-        _ sent: [SyncRecord],
-        _ response: SyncPushResponse,
+        _ settled: [(change: SyncRecord, outcome: SyncPushResponse.Outcome)],
+        serverTime: Int64,
         now: Int64,
         waiting: inout Set<String>
     ) async throws {
@@ -137,7 +132,7 @@ extension SyncReplica {
             ($0.meta!, $0.records, $0.rejected, $0.merges, $0.archive)
         }
         meta.clock = withState { state in
-            state.clock.observe(serverTime: response.serverTime, now: now)
+            state.clock.observe(serverTime: serverTime, now: now)
             return state.clock
         }
         var changed: [String: LocalRecord?] = [:]
@@ -146,7 +141,7 @@ extension SyncReplica {
         var lost: [SyncConflict] = []
         var tooFarAhead: [String] = []
         var acknowledged: Set<ServerVersion> = []
-        for (change, outcome) in zip(sent, response.outcomes) {
+        for (change, outcome) in settled {
             let key = change.key
             guard let local = records[key] else { continue }
             let isThisChange = local.stamp == change.stamp
@@ -254,11 +249,11 @@ extension SyncReplica {
             let restamped = Set(tooFarAhead.filter { records[$0]!.identity.replica == meta.id }).union(
                 records.filter {
                     $0.value.isPending && $0.value.identity.replica == meta.id
-                        && $0.value.stamp.milliseconds > response.serverTime
+                        && $0.value.stamp.milliseconds > serverTime
                 }.keys)
             let kept = records.values.filter { $0.isPending && $0.stamp.replica == meta.id }.map(\.stamp)
-                .filter { $0.milliseconds <= response.serverTime }
-            meta.clock.goBack(keeping: kept, serverTime: response.serverTime)
+                .filter { $0.milliseconds <= serverTime }
+            meta.clock.goBack(keeping: kept, serverTime: serverTime)
             // Each after the server's records of its key: a key whose record is stamped in the
             // server's future (its clock was ahead) is stamped after that record, last, so that
             // the other keys' stamps do not follow it.
@@ -318,6 +313,7 @@ extension SyncReplica {
             }
             enter(.pulling)
             let page = try await remote.pull(request)
+            try Self.check(page, answers: request, from: remote.label)
             let now = options.clock.milliseconds
             if let refusal = page.refusal {
                 return refusal
