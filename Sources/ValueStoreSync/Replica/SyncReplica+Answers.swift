@@ -33,9 +33,10 @@ extension SyncReplica {
         var paired: [(change: SyncRecord, outcome: SyncPushResponse.Outcome)] = []
         if settled.count == response.outcomes.count {
             for (name, outcome) in zip(settled, response.outcomes) {
-                guard let change = sent.removeValue(forKey: name), change.key.utf8.elementsEqual(name.key.utf8) else {
-                    break
-                }
+                // Names compare as Swift strings: a server puts keys in their canonical
+                // composition (``SyncKey``), and a change sent under another spelling of its key
+                // (kept from before the rule) is named in that one.
+                guard let change = sent.removeValue(forKey: name) else { break }
                 paired.append((change, outcome))
             }
         }

@@ -179,8 +179,10 @@ public final class InMemorySyncServer: Sendable {
 
     // MARK: Requests
 
-    /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction.
+    /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction;
+    /// keys in their canonical composition (``SyncKey``).
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
+        let request = SyncKey.normalizingKeys(of: request)
         let now = clock.milliseconds
         let (response, wrote) = accounts.withLock { accounts in
             var state =
