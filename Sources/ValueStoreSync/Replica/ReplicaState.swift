@@ -24,6 +24,9 @@ struct ReplicaState {
     var archive: [SyncConflict] = []
     /// The changes the server refused for good.
     var rejected: [SyncConflict] = []
+    /// The server's horizon as the last pulled page showed it (`nil`: none since opening): the
+    /// synced removals at or below it are forgotten when it rises.
+    var horizon: ServerVersion?
     /// The clock, from the meta's and every record's stamps on opening.
     var clock = HybridClock()
 

@@ -86,13 +86,10 @@ extension SyncReplica {
         let batchSize = max(1, options.pushBatchSize)
         let passes = withState { $0.pendingSince.count } / batchSize + 8
         var tooFarAhead = 0
+        var order = PushOrder()
         for _ in 0..<passes {
             let request = withState { state -> SyncPushRequest? in
-                let changes = state.records
-                    .filter { $0.value.isPending && !waiting.contains($0.key) }
-                    .sorted { $0.key < $1.key }
-                    .prefix(batchSize)
-                    .map { $0.value.record(key: $0.key) }
+                let changes = order.batch(of: batchSize, from: state, skipping: waiting)
                 guard !changes.isEmpty, let meta = state.meta else { return nil }
                 return SyncPushRequest(
                     account: account.id, replica: meta.id, epoch: meta.epoch, seen: meta.seen, cursor: meta.cursor,
@@ -357,7 +354,11 @@ extension SyncReplica {
                 changed[record.key] = LocalRecord(synced: record)
             }
         }
-        for (key, record) in records where record.value == nil && !record.isPending && changed[key] == nil {
+        // Once each time the server's horizon rises (looking at every record for every page
+        // would make a pull of n keys cost n²).
+        let horizonRose = withState { page.horizon > ($0.horizon ?? .zero) || $0.horizon == nil }
+        for (key, record) in records
+        where horizonRose && record.value == nil && !record.isPending && changed[key] == nil {
             if (record.version ?? .zero) <= page.horizon {
                 changed[key] = .some(nil)
             }
@@ -374,6 +375,9 @@ extension SyncReplica {
         try await commit(
             ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive),
             announcing: added,
-            writing: !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen)
+            writing: !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen
+        ) { state in
+            state.horizon = max(state.horizon ?? .zero, page.horizon)
+        }
     }
 }

@@ -185,8 +185,11 @@ public final class InMemorySyncServer: Sendable {
         let request = SyncKey.normalizingKeys(of: request)
         let now = clock.milliseconds
         let (response, wrote) = accounts.withLock { accounts in
+            // Taken out of the dictionary while it changes: a copy left in it would make the
+            // first write copy every record.
             var state =
-                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+                accounts.removeValue(forKey: request.account)
+                ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             return SyncServerRules.answer(
                 request, in: &state, serverTime: now, maximumClockAhead: maximumClockAhead)
@@ -201,7 +204,8 @@ public final class InMemorySyncServer: Sendable {
         let now = clock.milliseconds
         return accounts.withLock { accounts in
             var state =
-                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+                accounts.removeValue(forKey: request.account)
+                ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             return SyncServerRules.answer(request, in: &state, serverTime: now)
         }
