@@ -13,9 +13,8 @@ import ValueStoreTestSupport
 /// must still be there), devices stopped with `SIGSTOP`, clocks minutes off. Once each, at a
 /// random step: an immediate restart of the server, an account switch, a copied device folder
 /// started as a fifth device, a restore of the sync tables from a `pg_dump` taken earlier (same
-/// epoch, devices having pushed since), and a new epoch, before or after the restore. Then every
-/// fault stops, every replica in every folder syncs until quiet, and ``ChaosChecker`` checks
-/// every invariant.
+/// epoch, devices having pushed since), and a new epoch, before or after it. Then every fault
+/// stops, every replica in every folder syncs until quiet, and ``ChaosChecker`` checks it all.
 ///
 /// The seed decides the steps; the timing of each device's background sync does not repeat.
 final class PostgresSyncChaosSchedule {
@@ -103,17 +102,15 @@ final class PostgresSyncChaosSchedule {
         return ChaosChecker(model: model, server: server, replicas: healed, renewed: renewed).problems()
     }
 
-    /// Where each event happens among `steps`: the dump first, with steps after it for devices
-    /// to push; then the restore and the new epoch, in either order (a restore after the new
-    /// epoch takes the account back to the old one, which replicas that took the new one meet
-    /// as another new epoch); `nil` for a random step.
+    /// Where each event happens among `steps`: the dump, steps for devices to push, then the
+    /// restore and the new epoch in either order (a restore after it brings the old epoch back,
+    /// another new epoch to replicas that took it); `nil` for a random step.
     private func plan(steps: Int) -> [Event?] {
         var plan = [Event?](repeating: nil, count: max(steps, 12))
-        let third = plan.count / 3
-        let (second, last): (Event, Event) = chance(50) ? (.restoreServer, .newEpoch) : (.newEpoch, .restoreServer)
+        let (third, epochLast) = (plan.count / 3, chance(50))
         plan[Int.random(in: 0..<third, using: &random)] = .dumpServer
-        plan[Int.random(in: third..<2 * third, using: &random)] = second
-        plan[Int.random(in: 2 * third..<plan.count, using: &random)] = last
+        plan[Int.random(in: third..<2 * third, using: &random)] = epochLast ? .restoreServer : .newEpoch
+        plan[Int.random(in: 2 * third..<plan.count, using: &random)] = epochLast ? .newEpoch : .restoreServer
         for event in [Event.restartServer, .switchAccount, .copyDevice] {
             let free = plan.indices.filter { plan[$0] == nil }
             plan[pick(free)] = event
