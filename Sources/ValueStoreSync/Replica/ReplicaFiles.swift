@@ -245,11 +245,14 @@ struct ReplicaFiles: Sendable {
                 reason: "the replica's folder is read-only to this process: it reads the synced values, and"
                     + " cannot save; nothing was written")
         }
-        if journal.length > 8 * journal.foldingSize {
+        if journal.length > 8 * journal.foldingSize, journal.length > 4 * settingsSize {
             // Folds kept failing: this one's error is the commit's, before anything is written.
             try await fold()
         }
-        guard try await journal.append(changes) else { return }
+        // A fold rewrites the whole settings file: it waits until the journal holds half the
+        // file's size too, so that a replica of many keys does not rewrite them all every few
+        // commits (pushes and pulls of n keys would cost n² then).
+        guard try await journal.append(changes), journal.length > settingsSize / 2 else { return }
         do {
             try await fold()
         } catch {
@@ -257,6 +260,13 @@ struct ReplicaFiles: Sendable {
             // journal stays as it is, the next commit folds again, and one that finds the
             // journal eight times too long fails with the fold's error.
         }
+    }
+
+    /// The settings file's size in bytes; 0 when it cannot be read (a fold then goes ahead).
+    private var settingsSize: Int {
+        var info = stat()
+        guard stat(folder.appending(path: Self.settingsName).path(percentEncoded: false), &info) == 0 else { return 0 }
+        return Int(info.st_size)
     }
 
     /// Writes what the journal holds into the settings file and makes that durable (whatever the

@@ -9,12 +9,24 @@ typealias EncodedMerge = @Sendable (_ base: Data?, _ local: Data?, _ remote: Dat
 struct ReplicaState {
     /// The replica's meta, once opened.
     var meta: ReplicaMeta?
+    /// The meta with the clock as it is now, past the stamps of the local changes made since
+    /// the meta was last committed (which commit records only): what a commit of the meta must
+    /// start from, since committing the meta sets the clock, which never goes below a stamp
+    /// the replica made.
+    var currentMeta: ReplicaMeta? {
+        guard var meta else { return nil }
+        meta.clock = clock
+        return meta
+    }
     /// Every synced key's record.
     var records: [String: LocalRecord] = [:]
     /// The replica's archive of conflicts.
     var archive: [SyncConflict] = []
     /// The changes the server refused for good.
     var rejected: [SyncConflict] = []
+    /// The server's horizon as the last pulled page showed it (`nil`: none since opening): the
+    /// synced removals at or below it are forgotten when it rises.
+    var horizon: ServerVersion?
     /// The clock, from the meta's and every record's stamps on opening.
     var clock = HybridClock()
     /// Whether the status read the folder before the replica opened it.

@@ -25,7 +25,9 @@ extension SyncReplica {
     /// the key that meets another device's change stays pending, never overwritten unmerged.
     ///
     /// - Parameters:
-    ///   - key: The key, the same on every device.
+    ///   - key: The key, the same on every device. Two spellings of one text (canonically
+    ///     equivalent Unicode, such as a precomposed "é" and "e" with a combining accent) are one
+    ///     key, kept and sent in its canonical composition (NFC), as every server keeps it.
     ///   - type: The value's type.
     ///   - policy: How concurrent changes of the key are settled; last writer wins by default.
     /// - Returns: A store of the key.
@@ -35,6 +37,8 @@ extension SyncReplica {
         policy: SyncPolicy<Value> = .lastWriterWins
     ) -> ValueStore<Void, Value> {
         let label = "key '\(key)' in \(label)"
+        // One key, however it is spelled: its canonical composition, as on every server.
+        let key = SyncKey.normalized(key)
         if let merge = policy.merge, policy.kind == .merge {
             let encoded: EncodedMerge = { base, local, remote in
                 let merged = merge(
@@ -98,8 +102,10 @@ extension SyncReplica {
             try await body(&value)
             guard value != previous?.value else { return }
             let now = options.clock.milliseconds
+            // After the key's records too, though the clock went back below one stamped in the
+            // server's future: a change is later than the record it was made on.
             let stamp = withState { state in
-                state.clock.stamp(now: now, replica: state.meta!.id)
+                state.clock.stamp(now: now, replica: state.meta!.id, after: previous?.serverStamps ?? [])
             }
             let record = LocalRecord.change(on: previous, key: key, value: value, stamp: stamp, policy: policy)
             try await commitLocal(ReplicaFiles.Changes(records: [key: record]))
@@ -113,8 +119,10 @@ extension SyncReplica {
             let now = options.clock.milliseconds
             let changed = withState { state in
                 var changed: [String: LocalRecord?] = [:]
-                for (key, value) in values where state.records[key]?.value != value {
-                    let stamp = state.clock.stamp(now: now, replica: state.meta!.id)
+                for (key, value) in values.map({ (SyncKey.normalized($0.key), $0.value) })
+                where state.records[key]?.value != value {
+                    let stamp = state.clock.stamp(
+                        now: now, replica: state.meta!.id, after: state.records[key]?.serverStamps ?? [])
                     changed[key] = LocalRecord.change(
                         on: state.records[key], key: key, value: value, stamp: stamp, policy: policy)
                 }

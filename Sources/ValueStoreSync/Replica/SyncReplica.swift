@@ -269,7 +269,9 @@ public final class SyncReplica: Sendable {
             for (key, record) in pending {
                 changed[key] = .some(record.fallback)
             }
-            try await commit(ReplicaFiles.Changes(records: changed))
+            // The meta too, with the clock past the dropped stamps: a change in flight may have
+            // reached the server, and a stamp made after a reopening must not repeat its.
+            try await commit(ReplicaFiles.Changes(meta: withState { $0.currentMeta }, records: changed))
         }
     }
 }

@@ -179,12 +179,17 @@ public final class InMemorySyncServer: Sendable {
 
     // MARK: Requests
 
-    /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction.
+    /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction;
+    /// keys in their canonical composition (``SyncKey``).
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
+        let request = SyncKey.normalizingKeys(of: request)
         let now = clock.milliseconds
         let (response, wrote) = accounts.withLock { accounts in
+            // Taken out of the dictionary while it changes: a copy left in it would make the
+            // first write copy every record.
             var state =
-                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+                accounts.removeValue(forKey: request.account)
+                ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             return SyncServerRules.answer(
                 request, in: &state, serverTime: now, maximumClockAhead: maximumClockAhead)
@@ -199,7 +204,8 @@ public final class InMemorySyncServer: Sendable {
         let now = clock.milliseconds
         return accounts.withLock { accounts in
             var state =
-                accounts[request.account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+                accounts.removeValue(forKey: request.account)
+                ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             defer { accounts[request.account] = state }
             return SyncServerRules.answer(request, in: &state, serverTime: now)
         }

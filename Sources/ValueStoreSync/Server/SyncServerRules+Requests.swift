@@ -24,7 +24,9 @@ extension SyncServerRules {
             progress: state.progress[request.replica], cursor: request.cursor, isPush: true, isResync: false)
         {
             return (
-                SyncPushResponse(epoch: state.row.epoch, serverTime: serverTime, refusal: refusal, outcomes: []), false
+                SyncPushResponse(
+                    epoch: state.row.epoch, serverTime: serverTime, refusal: refusal, outcomes: [], settled: []),
+                false
             )
         }
         var outcomes: [SyncPushResponse.Outcome] = []
@@ -52,8 +54,11 @@ extension SyncServerRules {
         }
         state.progress[request.replica] = progress(
             state.progress[request.replica], cursor: request.cursor, given: versions(in: outcomes))
+        // Each outcome names the change it settles, so that the replica can tell a stale or
+        // misrouted answer.
         let response = SyncPushResponse(
-            epoch: state.row.epoch, serverTime: serverTime, refusal: nil, outcomes: outcomes)
+            epoch: state.row.epoch, serverTime: serverTime, refusal: nil, outcomes: outcomes,
+            settled: request.changes.map(SyncChangeName.init(naming:)))
         return (response, wrote)
     }
 
@@ -74,14 +79,12 @@ extension SyncServerRules {
         {
             return SyncPullResponse(
                 epoch: row.epoch, serverTime: serverTime, refusal: refusal, records: [], conflicts: [],
-                cursor: request.cursor, head: row.head, horizon: row.horizon, isComplete: false)
+                cursor: request.cursor, head: row.head, horizon: row.horizon, isComplete: false,
+                account: request.account)
         }
         let limit = max(1, request.limit)
-        let records = state.records.values.map(\.record)
-            .filter { ($0.version ?? .zero) > request.cursor }
-            .sorted { ($0.version ?? .zero) < ($1.version ?? .zero) }
-            .prefix(limit)
-        let (cursor, isComplete) = page(of: Array(records), limit: limit, head: row.head)
+        let records = first(limit, of: state.records.values.lazy.map(\.record), after: request.cursor)
+        let (cursor, isComplete) = page(of: records, limit: limit, head: row.head)
         let archivedAfter = request.archivedAfter ?? request.cursor
         let conflicts = state.archive
             .filter {
@@ -91,7 +94,34 @@ extension SyncServerRules {
         state.progress[request.replica] = progress(
             state.progress[request.replica], cursor: request.cursor, given: [cursor] + records.compactMap(\.version))
         return SyncPullResponse(
-            epoch: row.epoch, serverTime: serverTime, refusal: nil, records: Array(records), conflicts: conflicts,
-            cursor: cursor, head: row.head, horizon: row.horizon, isComplete: isComplete)
+            epoch: row.epoch, serverTime: serverTime, refusal: nil, records: records, conflicts: conflicts,
+            cursor: cursor, head: row.head, horizon: row.horizon, isComplete: isComplete, account: request.account)
+    }
+
+    /// The `limit` records of lowest version after `cursor`, by version: one pass over the
+    /// records, keeping the lowest so far in order, rather than a sort of every record for every
+    /// page, which would make a pull of n keys cost n².
+    static func first(
+        _ limit: Int,
+        of records: some Sequence<SyncRecord>,
+        after cursor: ServerVersion
+    ) -> [SyncRecord] {
+        var lowest: [SyncRecord] = []
+        for record in records {
+            let version = record.version ?? .zero
+            guard version > cursor else { continue }
+            if lowest.count == limit {
+                guard version < (lowest[limit - 1].version ?? .zero) else { continue }
+                lowest.removeLast()
+            }
+            // Binary search for its place among the kept ones.
+            var (low, high) = (0, lowest.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if (lowest[middle].version ?? .zero) < version { low = middle + 1 } else { high = middle }
+            }
+            lowest.insert(record, at: low)
+        }
+        return lowest
     }
 }
