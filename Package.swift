@@ -100,6 +100,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         // Resolved only by a dependent that enables the `PostgreSQL` trait.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        // postgres-nio's own dependency, named for the lock its client keeps its pool's state
+        // behind, which the store reads to learn why the pool cannot connect.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         // Resolved only by a dependent that enables the `Configuration` trait.
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.8.0"),
@@ -132,6 +135,7 @@ let package = Package(
                 // Its sync server (PostgresSyncTable) serves ValueStoreSync, which needs nothing more.
                 "ValueStore", "ValueStoreSync",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                product("NIOConcurrencyHelpers", of: "swift-nio", with: "PostgreSQL"),
             ],
             swiftSettings: strictness
         ),

@@ -94,6 +94,19 @@ public struct ValueStore<Environment, Value>: Sendable {
     /// Combinators keep the label of the store they wrap.
     public var label: String
 
+    /// Whether every value the store holds is a secret: `true` for the encrypted stores
+    /// (`encryptedFile`, whatever its key and environment), `false` otherwise.
+    ///
+    /// ```swift
+    /// let token = ValueStore<Void, Data>.encryptedFile(url, vault: vault).map(load: { $0 }, save: { $0 })
+    /// token.holdsSecrets  // true
+    /// ```
+    ///
+    /// Combinators keep it, as they keep ``label``; set it on a store of your own that holds
+    /// secrets. Whatever reports values, such as a configuration provider's access log, redacts
+    /// those of a store that holds secrets.
+    public var holdsSecrets = false
+
     /// Loads the value, or throws ``ValueStoreError/notFound`` when none is stored.
     ///
     /// > Important: When you assign a new `load`, set ``loadImmediately`` to `nil` or replace it
@@ -284,37 +297,6 @@ public struct ValueStore<Environment, Value>: Sendable {
             self.update = Self.loadingAndSaving(load: load, save: saveClosure, remove: self.remove)
         }
         self.changeSignals = { _ in broadcaster.signals() }
-    }
-
-    /// An update that loads, runs the body, then saves or removes: not atomic.
-    @inlinable
-    static func loadingAndSaving(load: @escaping Load, save: @escaping Save, remove: @escaping Remove) -> Update {
-        { environment, body in
-            var value: Value?
-            do {
-                value = try await load(environment)
-            } catch ValueStoreError.notFound {
-                value = nil
-            }
-            try await body(&value)
-            return try await saveOrRemove(value, environment, save: save, remove: remove)
-        }
-    }
-
-    /// Saves `value`, or removes the stored value when `value` is `nil`, and returns what is
-    /// stored: ``set(_:environment:)``, and an update without a transaction, end this way.
-    @inlinable
-    static func saveOrRemove(
-        _ value: Value?,
-        _ environment: Environment,
-        save: Save,
-        remove: Remove
-    ) async throws -> Value? {
-        guard let value else {
-            try await remove(environment)
-            return nil
-        }
-        return try await save(value, environment)
     }
 }
 

@@ -72,6 +72,10 @@ package struct ValueStoreEvent: Sendable, Equatable, CustomStringConvertible {
     /// What it concerns, as the developer set it up: `"directory '/srv/app'"`,
     /// `"PostgreSQL table 'app_values'"`.
     package var source: String
+    /// The directory it concerns, for an event about files; `nil` otherwise. A path may name a
+    /// user (`/home/alice.smith/…`): telemetry names the stores in the directory instead, never
+    /// the path, nor a ``source`` that carries one.
+    package var directory: String?
     /// What happened and what the library does about it, in words.
     package var message: String
 
@@ -81,11 +85,16 @@ package struct ValueStoreEvent: Sendable, Equatable, CustomStringConvertible {
     ///   - kind: What happened.
     ///   - severity: How much it matters; by default ``Severity/info``.
     ///   - source: What it concerns: never a key an app's user chose.
-    ///   - message: What happened and what the library does about it: never a value or a secret.
-    package init(_ kind: Kind, severity: Severity = .info, source: String, message: String) {
+    ///   - directory: The directory it concerns, for an event about files.
+    ///   - message: What happened and what the library does about it: never a value, a secret or
+    ///     a path.
+    package init(
+        _ kind: Kind, severity: Severity = .info, source: String, directory: String? = nil, message: String
+    ) {
         self.kind = kind
         self.severity = severity
         self.source = source
+        self.directory = directory
         self.message = message
     }
 

@@ -81,17 +81,17 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
     ///     name: "flags")
     /// ```
     ///
-    /// The values of an encrypted store are secrets: pass `isSecret: true`, and every value the
-    /// provider returns is marked `isSecret`, so `AccessLogger` and the other access reporters
-    /// print it redacted. (A `Snapshot`'s own parsing options can mark some keys only, as
-    /// `JSONSnapshot.ParsingOptions(secretsSpecifier:)` does.)
+    /// Over a store that ``/ValueStore/ValueStore/holdsSecrets`` (an encrypted one, mapped or not),
+    /// or with `isSecret: true`, every value is marked `isSecret`, so `AccessLogger` and the other
+    /// access reporters print it redacted. (A `Snapshot`'s own parsing options can mark some keys
+    /// only, as `JSONSnapshot.ParsingOptions(secretsSpecifier:)` does.)
     ///
     /// - Parameters:
     ///   - store: The store of the document's bytes.
     ///   - name: What logs, metrics and `providerName` call the provider.
     ///   - allowMissing: Whether absence is an empty configuration (`true`, the default) or an
     ///     error.
-    ///   - isSecret: Whether every value is a secret; set it for an encrypted store.
+    ///   - isSecret: Whether every value is a secret, for a store that does not say so itself.
     ///   - parsingOptions: How `Snapshot` parses the document.
     ///   - logger: Where failures that no caller can be told of are logged, at warning level.
     ///   - metrics: Where `valuestore.config.errors` is counted.
@@ -110,7 +110,7 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
         self.store = store
         self.name = name
         self.allowMissing = allowMissing
-        self.isSecret = isSecret
+        self.isSecret = isSecret || store.holdsSecrets
         self.parsingOptions = parsingOptions
         self.providerName = "ValueStoreConfigProvider<\(Snapshot.self)>[\(name)]"
         var logger = logger
@@ -119,7 +119,7 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
         self.metrics = metrics
         let state = await StoredState { try await store.load() }
         let (snapshot, data) = try Self.parse(
-            state, providerName: providerName, allowMissing: allowMissing, isSecret: isSecret,
+            state, providerName: providerName, allowMissing: allowMissing, isSecret: self.isSecret,
             parsingOptions: parsingOptions)
         storage = Mutex(Storage(snapshot: snapshot, data: data))
     }

@@ -54,7 +54,7 @@ extension ValueStore where Environment: Sendable {
         let instruments = Instruments(
             name: name, logger: logger, metrics: metrics, tracer: tracer,
             kind: Instruments.spanKind(forLabel: label))
-        ObservedEvents.shared.connect(logger: logger ?? Logger.current, metrics: metrics)
+        ObservedEvents.shared.connect(logger: logger ?? Logger.current, metrics: metrics, name: name, label: label)
         let base = self
         return ValueStore(
             label: label,
@@ -76,7 +76,7 @@ extension ValueStore where Environment: Sendable {
                 }
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }
 #endif

@@ -36,6 +36,8 @@
 //                                                     or "notFound"
 //     ValueStoreTestHelper postgres MODE …            see Postgres.swift (PostgreSQL trait)
 //     ValueStoreTestHelper sync-save-loop DIRECTORY   see Sync.swift
+//     ValueStoreTestHelper sync-read DIRECTORY ACCOUNT KEY…  see Sync.swift
+//     ValueStoreTestHelper sync-share-loop DIRECTORY NAME FROM TO  see Sync.swift
 //     ValueStoreTestHelper sync-device NAME …         see SyncDevice.swift (PostgreSQL trait)
 
 import Foundation
@@ -307,6 +309,12 @@ case "save-json" where arguments.count == 4:
     }
 case "sync-save-loop" where arguments.count == 3:
     try await syncSaveLoop(directory: URL(fileURLWithPath: arguments[2]))
+case "sync-share-loop" where arguments.count == 6:
+    guard let from = Int(arguments[4]), let to = Int(arguments[5]), from <= to else { exit(64) }
+    try await syncShareLoop(directory: URL(fileURLWithPath: arguments[2]), name: arguments[3], range: from..<to)
+case "sync-read" where arguments.count >= 5:
+    try await syncRead(
+        directory: URL(fileURLWithPath: arguments[2]), account: arguments[3], keys: Array(arguments.dropFirst(4)))
 case "sync-device" where arguments.count >= 3:
     // SyncDevice.swift; compiled only with the PostgreSQL trait.
     try await syncDevice(Array(arguments.dropFirst(2)))
@@ -319,6 +327,7 @@ default:
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
                 + " | userdefaults-unwritable SUITE | move-each-line FROM TO | sync-save-loop DIRECTORY"
-                + " | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE\n").utf8))
+                + " | sync-read DIRECTORY ACCOUNT KEY… | sync-share-loop DIRECTORY NAME FROM TO | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE\n")
+                .utf8))
     exit(64)
 }

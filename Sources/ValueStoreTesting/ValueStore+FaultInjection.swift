@@ -59,7 +59,7 @@ extension ValueStore {
                 return stored
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }
 

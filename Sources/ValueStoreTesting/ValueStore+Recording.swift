@@ -67,6 +67,6 @@ extension ValueStore where Value: Sendable {
                 }
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

@@ -4,8 +4,27 @@ package import Foundation
 /// test bundle. Shared by the test targets, which depend on the helper so it is built.
 package struct HelperProcess {
     package let process = Process()
-    private let output = Pipe()
-    private let input = Pipe()
+    private let ends = Ends()
+    private var output: Pipe { ends.output }
+    private var input: Pipe { ends.input }
+
+    /// The pipes to the helper, whose ends this process holds closed once the last copy of the
+    /// helper value is gone: `Process` may keep the pipes for as long as it lives, and a test run
+    /// that starts hundreds of helpers would leak a descriptor or two each.
+    private final class Ends: Sendable {
+        let output = Pipe()
+        let input = Pipe()
+
+        deinit {
+            for handle in [
+                output.fileHandleForReading, output.fileHandleForWriting, input.fileHandleForReading,
+                input.fileHandleForWriting,
+            ] {
+                // Already closed (the child's ends, after the start) is all a failure can mean.
+                try? handle.close()
+            }
+        }
+    }
 
     /// Starts the helper with `arguments`, adding `environment` to this process's environment.
     package init(environment: [String: String] = [:], _ arguments: String...) throws {
@@ -22,6 +41,16 @@ package struct HelperProcess {
         process.standardOutput = output
         process.standardInput = input
         try process.run()
+        // The child has its ends: this process keeps only its own, so that the child's exit
+        // ends the output and the end of the input reaches the child.
+        try? output.fileHandleForWriting.close()
+        try? input.fileHandleForReading.close()
+    }
+
+    /// The descriptors of the pipes' ends this process holds; for the test that checks they are
+    /// closed.
+    package var descriptors: [Int32] {
+        [output.fileHandleForReading.fileDescriptor, input.fileHandleForWriting.fileDescriptor]
     }
 
     /// Reads the next line the process prints, without the newline; `nil` once it closed its

@@ -152,7 +152,7 @@ import ValueStoreTestSupport
         vault.unlock(with: EncryptionKey.random())
         let secrets = ValueStore<Void, Data>.encryptedFile(directory.appending(path: "secrets"), vault: vault)
         try await secrets.save(Data(#"{"database": {"password": "hunter2"}}"#.utf8))
-        let provider = try await ValueStoreConfigProvider<JSONSnapshot>(store: secrets, name: "secrets", isSecret: true)
+        let provider = try await ValueStoreConfigProvider<JSONSnapshot>(store: secrets, name: "secrets")
         let accesses = RecordedAccesses()
         let config = ConfigReader(provider: provider, accessReporter: accesses)
         #expect(config.string(forKey: "database.password") == "hunter2")
@@ -162,6 +162,34 @@ import ValueStoreTestSupport
         // trait): the event's summary and the value's description.
         #expect(accesses.summaries.count == 1)
         #expect(accesses.summaries.allSatisfy { !$0.contains("hunter2") && $0.contains("REDACTED") })
+    }
+
+    /// "Holds secrets" is the store's, and its combinators keep it: a provider over an encrypted
+    /// store marks every value secret with no flag, mapped or not, and over a plain file only
+    /// when asked to.
+    @Test func anEncryptedStoreIsSecretThroughItsCombinatorsAndAPlainOneOnlyWhenAsked() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vault = KeyVault()
+        vault.unlock(with: EncryptionKey.random())
+        let document = Data(#"{"database": {"password": "hunter2"}}"#.utf8)
+        let encrypted = ValueStore<Void, Data>.encryptedFile(directory.appending(path: "secrets"), vault: vault)
+        try await encrypted.save(document)
+        let plain = ValueStore<Void, Data>.file(directory.appending(path: "plain.json"))
+        try await plain.save(document)
+        let stores: [(store: ValueStore<Void, Data>, secret: Bool, isSecret: Bool)] = [
+            (encrypted.map(load: { $0 }, save: { $0 }).cached().default(Data("{}".utf8)), true, false),
+            (plain, false, false),
+            (plain, true, true),
+        ]
+        for (store, secret, isSecret) in stores {
+            #expect(store.holdsSecrets == (secret && !isSecret))
+            let provider = try await ValueStoreConfigProvider<JSONSnapshot>(
+                store: store, name: "secrets", isSecret: isSecret)
+            let value = try provider.value(forKey: ["database", "password"], type: .string).value
+            #expect(value?.isSecret == secret, "\(store.label)")
+        }
     }
 
     @Test func runEndsWhenItsTaskIsCancelled() async throws {

@@ -2,6 +2,7 @@
 import Foundation
 import InMemoryLogging
 import InMemoryTracing
+import Logging
 import Synchronization
 import Testing
 import Tracing
@@ -125,6 +126,44 @@ import ValueStoreObservability
             #expect(span.attributes.get("valuestore.store") == "profile")
             #expect(span.errors.isEmpty)
         }
+    }
+
+    /// A directory's watch lost (the directory deleted, then made again) is logged with the
+    /// instrumented store's name and the event's kind, never the directory's path, which here
+    /// names a user. The live watcher, not a fake: the event is the one an app would log.
+    @Test func aWatchEventNamesTheInstrumentedStoreNeverThePath() async throws {
+        let emitted = Emitted()
+        let root = FileManager.default.temporaryDirectory.appending(path: "alice.smith-\(UUID().uuidString)")
+        let directory = root.appending(path: "Preferences")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = ValueStore<Void, Int>.jsonFile(directory.appending(path: "count.json"))
+            .instrumented(as: "count", logger: emitted.logger, metrics: emitted.metrics, tracer: emitted.tracer)
+        try await store.save(1)
+        var states = store.changes().makeAsyncIterator()
+        #expect(await states.next()?.value == 1, "watching")
+        let named = { (kind: String) in
+            emitted.logs.entries.filter {
+                $0.metadata["valuestore.event"] == .string(kind) && $0.metadata["valuestore.store"] == "count"
+            }
+        }
+        try FileManager.default.removeItem(at: directory)
+        #expect(try await Self.within(seconds: 10) { !named("watchLost").isEmpty }, "\(emitted.logs.entries)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        #expect(try await Self.within(seconds: 10) { !named("watchRestored").isEmpty }, "\(emitted.logs.entries)")
+        #expect(named("watchLost").allSatisfy { $0.metadata["valuestore.source"] == "count" })
+        #expect(emitted.leaks(of: [root.path(percentEncoded: false), "alice.smith"]) == [])
+    }
+
+    /// Whether `condition` holds within `seconds`, checked every 20 ms: for the live watcher,
+    /// which sends the test no event of its own.
+    static func within(seconds: Double, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
     }
 }
 

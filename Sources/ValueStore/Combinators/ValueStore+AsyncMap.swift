@@ -46,6 +46,6 @@ extension ValueStore {
                 try await updateConverting(environment, load: load, save: save, body: body)
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

@@ -24,13 +24,20 @@ extension ValueStore {
                     throw ValueStoreError(decoding: error, as: nil).naming(store)
                 }
             },
-            save: { value in
-                do {
-                    return try codec.to(value)
-                } catch {
-                    throw ValueStoreError(encoding: error, as: nil).naming(store)
-                }
-            }
+            save: { value in try codec.encode(value, store: store) }
         )
+    }
+}
+
+extension Codec {
+    /// `to(input)`, its failure thrown as ``ValueStoreError`` naming `store`, as ``ValueStore/coded(_:)``
+    /// reports it.
+    @usableFromInline
+    func encode(_ input: Input, store: String) throws -> Output {
+        do {
+            return try to(input)
+        } catch {
+            throw ValueStoreError(encoding: error, as: nil).naming(store)
+        }
     }
 }

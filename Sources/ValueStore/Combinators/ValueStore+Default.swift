@@ -35,7 +35,7 @@ extension ValueStore where Value: Sendable {
                 return stored ?? defaultValue
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }
 

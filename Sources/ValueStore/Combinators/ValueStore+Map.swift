@@ -39,6 +39,6 @@ extension ValueStore {
                 try await updateConverting(environment, load: load, save: save, body: body)
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

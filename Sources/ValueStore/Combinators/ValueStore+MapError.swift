@@ -57,7 +57,7 @@ extension ValueStore {
                 }
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }
 

@@ -35,6 +35,6 @@ extension ValueStore {
                 return .some(stored)
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

@@ -34,6 +34,6 @@ extension ValueStore where Environment: Sendable {
             remove: { _ in try await remove(environment) },
             update: { _, body in try await update(environment, body) },
             changeSignals: { _ in changeSignals(environment) }
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

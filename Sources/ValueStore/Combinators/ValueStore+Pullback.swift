@@ -44,7 +44,7 @@ extension ValueStore {
                     return AsyncStream { $0.finish() }
                 }
             }
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 
     /// The same store, reading its environment from a wider one through a key path.

@@ -81,6 +81,6 @@ extension ValueStore where Environment: Sendable {
             },
             update: migratingUpdate,
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

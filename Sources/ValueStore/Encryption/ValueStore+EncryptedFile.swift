@@ -91,7 +91,7 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
                 )
             },
             changeSignals: { _ in file.changeSignals() }
-        )
+        ).holdingSecrets(true)
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 /// removes that arrive while a commit is in flight share the next one (group commit, no timer).
 ///
 /// ```swift
-/// try await CommitQueue.shared.write(data, key: file.commitKey) { contents in
+/// try await CommitQueue.shared.write({ data }, key: file.commitKey) { contents in
 ///     try await file.commit(contents)
 /// }
 /// ```
@@ -18,7 +18,22 @@ import Foundation
 ///   acknowledged before the write that holds its value, or a later one, is durable.
 /// - A lone writer commits at once: no delay, but one `Task.yield()` before it writes, so that
 ///   writes ready to run on a busy or narrow pool arrive and join its commit.
+/// - Contents are encoded only when committed: a save hands over a closure that encodes its
+///   value, and the group's leader runs the last arrival's alone, so values a later arrival
+///   replaced are never encoded. One that fails to encode fails its own save only: the arrival
+///   before it is committed instead.
 final class CommitQueue: Sendable {
+    /// A save's contents (`nil` removes), encoded only if its commit needs them.
+    typealias Contents = @Sendable () throws -> Data?
+
+    /// One save or remove of a group: its contents, its writer (see ``ChangeOrigin``) and, for
+    /// all but the leader's own, the continuation it waits on.
+    struct Arrival: Sendable {
+        let contents: Contents
+        let writer: UInt64?
+        let waiter: CheckedContinuation<Turn, any Error>?
+    }
+
     /// The queue every file store of this process shares.
     static let shared = CommitQueue()
 
@@ -26,15 +41,14 @@ final class CommitQueue: Sendable {
     enum Turn: Sendable {
         /// Its group was committed by another waiter.
         case committed
-        /// It commits `contents` for its group, as `writer`, then settles `waiters`.
-        case lead(contents: Data?, writer: UInt64?, waiters: [CheckedContinuation<Turn, any Error>])
+        /// It commits for its group, the last of `arrivals` that encodes, then settles them.
+        case lead(arrivals: [Arrival])
     }
 
     /// One waiting turn.
     private enum Waiting {
-        /// Saves and removes sharing one commit: the last arrival's contents and writer (see
-        /// ``ChangeOrigin``), every arrival's continuation (the first leads).
-        case writes(contents: Data?, writer: UInt64?, waiters: [CheckedContinuation<Turn, any Error>])
+        /// Saves and removes sharing one commit, in arrival order (the first leads).
+        case writes([Arrival])
         /// An update's commit.
         case exclusive(CheckedContinuation<Void, Never>)
     }
@@ -51,7 +65,7 @@ final class CommitQueue: Sendable {
     ///
     /// - Throws: The error of the commit that held this write's value, whoever ran it.
     nonisolated(nonsending) func write(
-        _ contents: Data?,
+        _ contents: @escaping Contents,
         key: String,
         commit: (_ contents: Data?) async throws -> Void
     ) async throws {
@@ -64,44 +78,70 @@ final class CommitQueue: Sendable {
                     queues[key] = Queue()
                     return true
                 }
-                if case .writes(_, _, var waiters) = queue.waiting.last {
-                    waiters.append(continuation)
-                    queue.waiting[queue.waiting.count - 1] = .writes(
-                        contents: contents, writer: writer, waiters: waiters)
+                let arrival = Arrival(contents: contents, writer: writer, waiter: continuation)
+                if case .writes(let arrivals) = queue.waiting.last {
+                    queue.waiting[queue.waiting.count - 1] = .writes(arrivals + [arrival])
                 } else {
-                    queue.waiting.append(.writes(contents: contents, writer: writer, waiters: [continuation]))
+                    queue.waiting.append(.writes([arrival]))
                 }
                 queues[key] = queue
                 return false
             }
             if leadsNow {
-                continuation.resume(returning: .lead(contents: contents, writer: writer, waiters: []))
+                continuation.resume(returning: .lead(arrivals: []))
             }
         }
-        guard case .lead(var groupContents, var groupWriter, var waiters) = turn else { return }
+        guard case .lead(var arrivals) = turn else { return }
+        if arrivals.isEmpty {
+            arrivals = [Arrival(contents: contents, writer: writer, waiter: nil)]
+        }
         // Let the writes that are ready to run arrive first: on a busy or narrow pool they would
         // otherwise wait for this commit and pay one of their own. Nothing is written yet, so a
         // group that arrived meanwhile joins this commit, the last arrival's contents winning.
         await Task.yield()
-        if let joining = takeWaitingGroup(key) {
-            (groupContents, groupWriter) = (joining.contents, joining.writer)
-            waiters += joining.waiters
+        arrivals += takeWaitingGroup(key) ?? []
+        var ownFailure: (any Error)?
+        let (committed, failed) = Self.encodeLast(of: arrivals)
+        for (arrival, error) in failed {
+            if let waiter = arrival.waiter { waiter.resume(throwing: error) } else { ownFailure = error }
         }
-        let result: Result<Void, any Error>
-        do {
-            try await ChangeOrigin.$writer.withValue(groupWriter) { try await commit(groupContents) }
-            result = .success(())
-        } catch {
-            result = .failure(error)
+        var result: Result<Void, any Error> = .success(())
+        if let (data, writer) = committed.last.map({ ($0.encoded, $0.arrival.writer) }) {
+            do {
+                try await ChangeOrigin.$writer.withValue(writer) { try await commit(data) }
+            } catch {
+                result = .failure(error)
+            }
         }
-        for waiter in waiters {
+        for (arrival, _) in committed {
+            guard let waiter = arrival.waiter else { continue }
             switch result {
             case .success: waiter.resume(returning: .committed)
             case .failure(let error): waiter.resume(throwing: error)
             }
         }
         passTurn(key)
+        if let ownFailure { throw ownFailure }
         try result.get()
+    }
+
+    /// Encodes the last arrival's contents; when that fails, the one before it, and so on. Returns
+    /// the arrivals that share the commit (the last of them with the contents it holds) and
+    /// those whose contents failed to encode, with their errors.
+    private static func encodeLast(
+        of arrivals: [Arrival]
+    ) -> (committed: [(arrival: Arrival, encoded: Data?)], failed: [(Arrival, any Error)]) {
+        var failed: [(Arrival, any Error)] = []
+        for index in arrivals.indices.reversed() {
+            do {
+                let encoded = try arrivals[index].contents()
+                let sharing = arrivals[..<index].map { (arrival: $0, encoded: Data?.none) }
+                return (sharing + [(arrivals[index], encoded)], failed)
+            } catch {
+                failed.append((arrivals[index], error))
+            }
+        }
+        return ([], failed)
     }
 
     /// Runs `body` as a turn of its own: after the commit in flight and every turn that arrived
@@ -129,15 +169,12 @@ final class CommitQueue: Sendable {
     }
 
     /// Removes the group of writes waiting first for `key`, unless an update's turn is first.
-    private func takeWaitingGroup(
-        _ key: String
-    ) -> (contents: Data?, writer: UInt64?, waiters: [CheckedContinuation<Turn, any Error>])? {
+    private func takeWaitingGroup(_ key: String) -> [Arrival]? {
         queues.withLock { queues in
-            guard var queue = queues[key], case .writes(let contents, let writer, let waiters) = queue.waiting.first
-            else { return nil }
+            guard var queue = queues[key], case .writes(let arrivals) = queue.waiting.first else { return nil }
             queue.waiting.removeFirst()
             queues[key] = queue
-            return (contents, writer, waiters)
+            return arrivals
         }
     }
 
@@ -155,9 +192,11 @@ final class CommitQueue: Sendable {
         switch next {
         case nil:
             break
-        case .writes(let contents, let writer, let waiters):
-            waiters[0].resume(
-                returning: .lead(contents: contents, writer: writer, waiters: Array(waiters.dropFirst())))
+        case .writes(let arrivals):
+            // The first arrival leads; its own turn is the arrival without a waiter.
+            let first = arrivals[0]
+            let leader = Arrival(contents: first.contents, writer: first.writer, waiter: nil)
+            first.waiter?.resume(returning: .lead(arrivals: [leader] + arrivals.dropFirst()))
         case .exclusive(let continuation):
             continuation.resume()
         }
@@ -168,8 +207,8 @@ final class CommitQueue: Sendable {
     func waitingWrites(for key: String) -> Int {
         queues.withLock { queues in
             queues[key]?.waiting.reduce(0) { count, turn in
-                guard case .writes(_, _, let waiters) = turn else { return count }
-                return count + waiters.count
+                guard case .writes(let arrivals) = turn else { return count }
+                return count + arrivals.count
             } ?? 0
         }
     }

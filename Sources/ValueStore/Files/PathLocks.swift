@@ -5,18 +5,25 @@ import Synchronization
 /// File stores take this lock before the advisory file lock, so tasks of one process queue here
 /// without blocking threads, and at most one of them at a time waits on the file lock that
 /// other processes share. Stores created separately for the same path share the entry.
+///
+/// An update that found the file changed by this process holds the path's turn across its next
+/// read, body and commit (see ``TurnLocks``), so that the writes of this process wait and its
+/// commit is the next one.
 final class PathLocks: Sendable {
     static let shared = PathLocks()
 
-    private let locks = KeyedLocks<String>()
+    private let locks = TurnLocks<String>()
     private let cleanedPaths = Locked<Set<String>>([])
 
-    /// Runs `body` while holding the lock for `path`.
+    /// Runs `body` while holding the lock for `path`, which an update holds while `update`
+    /// runs; see ``TurnLocks/withTurn(_:store:heldFor:_:)``.
     nonisolated(nonsending) func withLock<Result>(
         _ path: String,
+        store: String,
+        heldFor update: UpdateBody? = nil,
         _ body: nonisolated(nonsending) () async throws -> Result
     ) async throws -> Result {
-        try await locks.withLock(path, body)
+        try await locks.withTurn(path, store: store, heldFor: update, body)
     }
 
     /// Whether this is the first call for `path` in this process, so orphaned temporary files

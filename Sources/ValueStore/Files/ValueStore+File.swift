@@ -37,7 +37,11 @@ extension ValueStore where Environment == Void, Value == Data {
 
     /// A file store over the given file system, for tests that inject faults.
     static func file(_ url: URL, options: FileOptions, fileSystem: FileSystem) -> Self {
-        let file = DurableFile(url, options: options, fileSystem: fileSystem)
+        file(DurableFile(url, options: options, fileSystem: fileSystem))
+    }
+
+    /// The store of `file`'s bytes.
+    static func file(_ file: DurableFile) -> Self {
         let label = file.label
         return Self(
             label: label,

@@ -30,7 +30,23 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         decoder: JSONDecoder = JSONDecoder(),
         options: FileOptions = .default
     ) -> Self {
-        ValueStore<Void, Data>.file(url, options: options)
-            .coded(.json(encoder: encoder, decoder: decoder))
+        jsonFile(url, encoder: encoder, decoder: decoder, options: options, fileSystem: .live)
+    }
+
+    /// ``jsonFile(_:encoder:decoder:options:)`` through `fileSystem`.
+    static func jsonFile(
+        _ url: URL, encoder: JSONEncoder, decoder: JSONDecoder, options: FileOptions, fileSystem: FileSystem
+    ) -> Self {
+        let file = DurableFile(url, options: options, fileSystem: fileSystem)
+        let codec = Codec<Value, Data>.json(encoder: encoder, decoder: decoder)
+        var store = ValueStore<Void, Data>.file(file).coded(codec)
+        let label = store.label
+        store.save = { value, _ in
+            // Encoded only if this value is the one its group commit writes: of 200 saves that
+            // arrive together, one or two are encoded, not 200.
+            try await file.save(encoding: { try codec.encode(value, store: label) })
+            return value
+        }
+        return store
     }
 }

@@ -1,7 +1,7 @@
 /// One ``AsyncLock`` per key, for as long as some task holds or waits for it.
 ///
-/// The file stores serialize the writers of each path with it (``PathLocks``), and the
-/// UserDefaults stores the writers of each key. An entry exists only while it is in use, so a
+/// The UserDefaults stores serialize the writers of each key with it; the file stores' writers
+/// of a path, whose turn an update may hold while its body runs, take turns in ``TurnLocks``. An entry exists only while it is in use, so a
 /// process that touches many keys keeps no lock for any of them once the work is done.
 final class KeyedLocks<Key: Hashable & Sendable>: Sendable {
     private struct Entry {

@@ -49,7 +49,7 @@ public final class StoredValue<Value: Sendable>: Observable {
     private let errorKeyPath: KeyPath<StoredValue, (any Error)?> = \.error
 
     /// The value shown, reported to observers as ``value``.
-    private var current: Value {
+    var current: Value {
         get { observed(valueKeyPath, storage) }
         set { registrar.withMutation(of: self, keyPath: valueKeyPath) { storage = newValue } }
     }
@@ -67,18 +67,19 @@ public final class StoredValue<Value: Sendable>: Observable {
     /// ```swift
     /// if let error = settings.error { showBanner(error) }
     /// ```
-    public private(set) var error: (any Error)? {
+    public internal(set) var error: (any Error)? {
         get { observed(errorKeyPath, storedError) }
         set { registrar.withMutation(of: self, keyPath: errorKeyPath) { storedError = newValue } }
     }
 
     /// Whether a value set through ``value`` is not yet durable: `true` from the set until the
-    /// write that holds it, or a later value, returns.
+    /// write that holds it, or a later value, returns; `false` once ``flush()`` has returned,
+    /// unless a value was set since.
     ///
     /// ```swift
     /// ProgressView().opacity(settings.isSaving ? 1 : 0)
     /// ```
-    public private(set) var isSaving: Bool {
+    public internal(set) var isSaving: Bool {
         get { observed(isSavingKeyPath, storedIsSaving) }
         set {
             guard newValue != storedIsSaving else { return }
@@ -86,34 +87,36 @@ public final class StoredValue<Value: Sendable>: Observable {
         }
     }
 
-    private let store: ValueStore<Void, Value>
-    private let defaultValue: Value
+    let store: ValueStore<Void, Value>
+    let defaultValue: Value
     /// What the store last held, as read or written: shown when a write fails to read or is refused.
-    private var lastKnown: Value
+    var lastKnown: Value
     /// Whether the last read of the store failed, so writes must not replace what it holds.
-    private var unreadable = false
+    var unreadable = false
     /// Whether a read has finished, so ``unreadable`` says something.
-    private var hasLoaded = false
+    var hasLoaded = false
     /// How many failures to read have been shown: a read that started before one is older than
     /// it, so it never clears it.
     private var failuresShown = 0
     /// Writes not finished (background saves from when they are queued, ``set(_:)``,
     /// ``update(_:)``): a state arriving meanwhile may be older than what they write.
-    private var writesInFlight = 0
+    var writesInFlight = 0
     /// Whether a state arrived while writes were in flight, so the store is read again after.
-    private var missedState = false
-    /// The value set last and not yet handed to a write, with the number of the set that made
-    /// it: setting again replaces it, so a burst of sets keeps one value.
-    private var pendingSave: (value: Value, set: Int)?
+    var missedState = false
+    /// The last set not yet handed to the writing task, with its number: setting again replaces
+    /// it, so a burst of sets keeps one value. A set refused over unreadable data waits here too
+    /// while a write is in flight, so that it settles after that write, in order.
+    var pendingSave: (set: PendingSet, number: Int)?
     /// How many times ``value`` has been set.
-    private var setsMade = 0
+    var setsMade = 0
     /// The task that writes set values while any wait, the latest each time; `nil` when none
     /// do. The next ``set(_:)`` or ``update(_:)`` waits for it, so writes land in order.
-    private var saving: Task<Void, Never>?
-    /// The last write of set values: the number of the last set it held, and its failure.
-    private var settled: (set: Int, failure: (any Error)?) = (0, nil)
+    var saving: Task<Void, Never>?
+    /// The last set whose outcome is known: its number, and the failure of the write that held
+    /// it or its refusal. It only moves forward.
+    var settled: (set: Int, failure: (any Error)?) = (0, nil)
     /// Callers of ``flush()`` waiting for the write that holds a set's value, by that set's number.
-    private var flushes: [(set: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+    var flushes: [(set: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var storedIsSaving = false
     private let isSavingKeyPath: KeyPath<StoredValue, Bool> = \.isSaving
     /// The task that follows the store's changes, cancelled when this object goes away.
@@ -179,9 +182,7 @@ public final class StoredValue<Value: Sendable>: Observable {
         set {
             guard !unreadable else {
                 error = refusal()
-                // Counted, so that `flush()` reports the refusal.
-                setsMade += 1
-                settle(through: setsMade, error)
+                refuseInTurn()
                 return
             }
             current = newValue
@@ -248,7 +249,7 @@ public final class StoredValue<Value: Sendable>: Observable {
 
     /// Reads the store's state, or returns `nil` when a failure to read was shown while the read
     /// ran: the value or absence it found is older than that failure and must not clear it.
-    private func readUnlessOutdated() async -> StoredState<Value>? {
+    func readUnlessOutdated() async -> StoredState<Value>? {
         let failures = failuresShown
         let state = await read()
         guard failuresShown == failures || state.error != nil else { return nil }
@@ -256,7 +257,7 @@ public final class StoredValue<Value: Sendable>: Observable {
     }
 
     /// Makes the object unwritable and shows `failure`.
-    private func showUnreadable(_ failure: any Error) {
+    func showUnreadable(_ failure: any Error) {
         error = failure
         unreadable = true
         failuresShown += 1
@@ -264,7 +265,7 @@ public final class StoredValue<Value: Sendable>: Observable {
 
     /// Whether writing cannot replace data that could not be read: reads the store first when
     /// no read has finished yet.
-    private func isWritable() async -> Bool {
+    func isWritable() async -> Bool {
         if !hasLoaded {
             await reload()
         }
@@ -274,7 +275,7 @@ public final class StoredValue<Value: Sendable>: Observable {
     /// Takes a state the store reported: shows it, unless writes are in flight. Then a failure
     /// still makes the object unwritable at once, and a value or absence writable again; the
     /// value shown waits for the load after the writes.
-    private func receive(_ state: StoredState<Value>) {
+    func receive(_ state: StoredState<Value>) {
         guard writesInFlight > 0 else { return apply(state) }
         hasLoaded = true
         missedState = true
@@ -287,7 +288,7 @@ public final class StoredValue<Value: Sendable>: Observable {
     }
 
     /// Shows a state the store reported.
-    private func apply(_ state: StoredState<Value>) {
+    func apply(_ state: StoredState<Value>) {
         hasLoaded = true
         if case .failed(let failure) = state {
             showUnreadable(failure)
@@ -310,217 +311,8 @@ public final class StoredValue<Value: Sendable>: Observable {
         following.withLock { $0 = task }
     }
 
-    /// Returns once every value set through ``value`` before the call is durable: the write that
-    /// holds the last of them, or a later value, has returned.
-    ///
-    /// ```swift
-    /// .onChange(of: scenePhase) { _, phase in
-    ///     if phase == .background {
-    ///         Task { try await settings.flush() }
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// Setting ``value`` shows the value at once and writes it in the background; values set
-    /// while a write is in flight share the next write, so a burst of sets costs about two
-    /// writes. Call `flush()` where the app may be suspended or terminated next (a scene moving
-    /// to the background, `willResignActive`, before exiting a command-line tool), so that
-    /// nothing set is lost.
-    ///
-    /// - Throws: The failure of the write that held the last value set before the call, or the
-    ///   failure to read that made this object refuse it (see ``StoredValue``).
-    public func flush() async throws {
-        let last = setsMade
-        if settled.set >= last {
-            if let failure = settled.failure, settled.set == last { throw failure }
-            return
-        }
-        try await withCheckedThrowingContinuation { continuation in
-            flushes.append((last, continuation))
-        }
-    }
-
-    /// Keeps `newValue` as the one value waiting to be written, and starts the writing task if
-    /// none runs.
-    private func saveInBackground(_ newValue: Value) {
-        setsMade += 1
-        pendingSave = (newValue, setsMade)
-        isSaving = true
-        guard saving == nil else { return }
-        writesInFlight += 1
-        saving = Task { [weak self] in
-            await self?.saveWhilePending()
-        }
-    }
-
-    /// Writes the waiting value, the latest set, until none waits.
-    private func saveWhilePending() async {
-        while let (newValue, set) = pendingSave {
-            pendingSave = nil
-            let failure: (any Error)?
-            // Set before the first load finished: write nothing over data that cannot be read.
-            if await isWritable() {
-                do {
-                    try await write(newValue)
-                    failure = nil
-                } catch {
-                    // Recorded already: `write` sets `error` and shows what the store holds.
-                    failure = error
-                }
-            } else {
-                current = lastKnown
-                failure = refusal()
-            }
-            settle(through: set, failure)
-        }
-        saving = nil
-        await finishWrite()
-        if saving == nil {
-            isSaving = false
-        }
-    }
-
-    /// Ends the wait of every ``flush()`` and write whose last set a write just held: a wait
-    /// for an earlier set was ended by an earlier write, so every one ended here had its value
-    /// replaced by this write's, and shares its outcome.
-    private func settle(through set: Int, _ failure: (any Error)?) {
-        settled = (set, failure)
-        let done = flushes.filter { $0.set <= set }
-        flushes.removeAll { $0.set <= set }
-        for flush in done {
-            if let failure {
-                flush.continuation.resume(throwing: failure)
-            } else {
-                flush.continuation.resume()
-            }
-        }
-    }
-
-    /// Waits until the values set before the call have been written, or their write failed
-    /// (recorded in ``error``): not for values set after it, so a write in turn is never
-    /// starved by a slider that keeps moving.
-    private func backgroundSavesLanded() async {
-        do {
-            try await flush()
-        } catch {
-            // The background write's failure is shown in `error` already; the write in turn
-            // decides for itself.
-        }
-    }
-
-    /// Waits for the background saves queued before, then writes, unless now unreadable.
-    private func writeInTurn(_ newValue: Value) async throws {
-        await backgroundSavesLanded()
-        guard !unreadable else {
-            current = lastKnown
-            throw refusal()
-        }
-        try await write(newValue)
-    }
-
-    /// ``update(_:)`` once the background saves queued before have landed.
-    private func updateInTurn(_ body: (_ value: inout Value) throws -> Void) async throws {
-        await backgroundSavesLanded()
-        guard !unreadable else { throw refusal() }
-        let defaultValue = defaultValue
-        var bodyFailed = false
-        let stored: Value?
-        do {
-            stored = try await store.update(()) { stored in
-                var value = stored ?? defaultValue
-                do {
-                    try body(&value)
-                } catch {
-                    bodyFailed = true
-                    throw error
-                }
-                stored = isNil(value) ? nil : value
-            }
-        } catch {
-            if !bodyFailed {
-                await writeFailed(error)
-            }
-            throw error
-        }
-        current = stored ?? defaultValue
-        lastKnown = current
-        succeeded()
-    }
-
-    /// Saves or removes `newValue`; a failure is recorded by ``writeFailed(_:)`` and thrown.
-    private func write(_ newValue: Value) async throws {
-        do {
-            if isNil(newValue) {
-                try await store.remove()
-            } else {
-                try await store.save(newValue)
-            }
-        } catch {
-            await writeFailed(error)
-            throw error
-        }
-        lastKnown = newValue
-        succeeded()
-    }
-
-    /// Clears ``error`` after a write succeeded, unless a failure to read arrived meanwhile.
-    private func succeeded() {
-        if !unreadable {
-            error = nil
-        }
-    }
-
-    /// Records a write's failure: one that says the data could not be read makes the object
-    /// unwritable; after any other, the store is read, and that read decides.
-    private func writeFailed(_ failure: any Error) async {
-        if isReadFailure(failure) {
-            hasLoaded = true
-            current = lastKnown
-            showUnreadable(failure)
-            return
-        }
-        // This read covers every state that arrived before it.
-        missedState = false
-        if let state = await readUnlessOutdated() {
-            apply(state)
-        }
-        if error == nil {
-            error = failure
-        }
-    }
-
-    /// Runs `operation` as a write in flight, then ends it.
-    private func writing(_ operation: () async throws -> Void) async throws {
-        writesInFlight += 1
-        do {
-            try await operation()
-        } catch {
-            await finishWrite()
-            throw error
-        }
-        await finishWrite()
-    }
-
-    /// Ends a write; the last one reads the store again while states arrive during writes.
-    private func finishWrite() async {
-        while writesInFlight == 1 && missedState {
-            missedState = false
-            // A failure shown during the read set `missedState` again: read once more.
-            guard let state = await readUnlessOutdated() else { continue }
-            if writesInFlight == 1 {
-                apply(state)
-            } else {
-                // A newer write started during the read: it reads again when it ends.
-                writesInFlight -= 1
-                receive(state)
-                return
-            }
-        }
-        writesInFlight -= 1
-    }
-
     /// Why a write is refused: the failure that made the stored value unreadable.
-    private func refusal() -> any Error {
+    func refusal() -> any Error {
         error
             ?? ValueStoreError(
                 .corrupted, store: store.label, reason: "the stored value could not be read, so it is not overwritten")

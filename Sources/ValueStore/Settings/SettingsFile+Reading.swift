@@ -33,6 +33,24 @@ extension SettingsFile {
         try await entries().entries.keys.map(\.name)
     }
 
+    /// The file's entries as it holds them now, each a string, read and parsed on this thread,
+    /// past any entries in memory; an entry that is not a string throws.
+    ///
+    /// `package`: a sync replica (`ValueStoreSync`) keeps every entry as JSON text, and reads its
+    /// folder this way where it cannot wait (its first status), where it may only read (a
+    /// read-only folder), and after another process folded its journal into the file.
+    package func stringsNow() throws -> [String: String] {
+        var strings: [String: String] = [:]
+        for (key, node) in try readEntries() {
+            guard case .string(let text) = node else {
+                throw ValueStoreError(
+                    .decodingFailed, store: label(of: key.name), reason: "the entry is not a string")
+            }
+            strings[key.name] = text
+        }
+        return strings
+    }
+
     /// Starts following the file's changes, once: a change made by another store over the file
     /// or by another process makes the entries be read again.
     func startWatching() {
@@ -175,7 +193,7 @@ extension SettingsFile {
         if report {
             ValueStoreEvent.report(
                 ValueStoreEvent(
-                    .settingsWatchRestarted, source: label,
+                    .settingsWatchRestarted, source: label, directory: file.directory,
                     message: "its directory's watch was lost; following the file again, and reading it on "
                         + "every load until the directory is watched"))
         }

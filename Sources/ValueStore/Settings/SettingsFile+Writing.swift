@@ -126,11 +126,14 @@ extension SettingsFile {
             // another key, a move between two keys): join it.
             return result
         }
+        let running = UpdateBody()
         guard let key else {
-            return try await runTransaction(body)
+            return try await runTransaction(body, running)
         }
-        return try await Self.updateTurns.withLock(UpdateTurn(path: file.path, key: key)) {
-            try await runTransaction(body)
+        return try await Self.updateTurns.withTurn(
+            UpdateTurn(path: file.path, key: key), store: label, heldFor: running
+        ) {
+            try await runTransaction(body, running)
         }
     }
 
@@ -140,41 +143,79 @@ extension SettingsFile {
         let key: PropertyListKey
     }
 
-    private static let updateTurns = KeyedLocks<UpdateTurn>()
+    private static let updateTurns = TurnLocks<UpdateTurn>()
 
-    /// ``transaction(turnOf:_:)`` outside any other transaction.
+    /// ``transaction(turnOf:_:)`` outside any other transaction, its body run as `running`.
+    /// After the file was found changed by this process, the next attempt holds the path's
+    /// turn (see ``PathLocks``), so that this process's writes wait for its commit.
     private func runTransaction<Result>(
-        _ body: (_ entries: inout Entries) async throws -> Result
+        _ body: (_ entries: inout Entries) async throws -> Result,
+        _ running: UpdateBody
     ) async throws -> Result {
         startWatching()
         var base = try await startingContents()
+        var ownConflicts = 0
         while true {
-            let open = OpenTransaction(path: file.path, entries: base.entries, ownedByCurrentTask: ())
-            // The body runs as its caller, not as this file's writer: a stream it starts must
-            // hear this file's commits.
-            let result: Result
-            do {
-                result = try await Self.$openTransaction.withValue(open) {
+            let outcome: TransactionAttempt<Result>
+            if ownConflicts == 0 {
+                outcome = try await attempt(body, running, on: base, inHeldTurn: false)
+            } else {
+                outcome = try await file.inTurn(heldFor: running) { [base] in
+                    try await attempt(body, running, on: base, inHeldTurn: true)
+                }
+            }
+            switch outcome {
+            case .done(let result):
+                return result
+            case .changed(let current, let byThisProcess):
+                base = current
+                ownConflicts = byThisProcess ? ownConflicts + 1 : 0
+            }
+            try DurableFile.refuseAfter(ownConflicts: ownConflicts, store: label)
+        }
+    }
+
+    private enum TransactionAttempt<Result> {
+        /// The transaction committed, or changed nothing, and returned this.
+        case done(Result)
+        /// The file changed since `base` was read: these are its contents now.
+        case changed(Contents, byThisProcess: Bool)
+    }
+
+    /// Runs `body` once on `base`'s entries and commits what it changed.
+    private func attempt<Result>(
+        _ body: (_ entries: inout Entries) async throws -> Result,
+        _ running: UpdateBody,
+        on base: Contents,
+        inHeldTurn: Bool
+    ) async throws -> TransactionAttempt<Result> {
+        let open = OpenTransaction(path: file.path, entries: base.entries, ownedByCurrentTask: ())
+        // The body runs as its caller, not as this file's writer: a stream it starts must
+        // hear this file's commits.
+        let result: Result
+        do {
+            result = try await running.run {
+                try await Self.$openTransaction.withValue(open) {
                     try await open.runAsOwner(body)
                 }
-            } catch {
-                _ = open.close()
-                throw error
             }
-            let (entries, others) = open.close()
-            if entries == base.entries {
-                return result
+        } catch {
+            _ = open.close()
+            throw error
+        }
+        let (entries, others) = open.close()
+        if entries == base.entries {
+            return .done(result)
+        }
+        switch try await commit(entries, ifUnchangedSince: base, inHeldTurn: inHeldTurn) {
+        case .committed(let contents):
+            // Other objects over the path whose writes joined know their commit at once.
+            for other in others where other !== self {
+                other.replaceEntries(with: contents)
             }
-            switch try await commit(entries, ifUnchangedSince: base) {
-            case .committed(let contents):
-                // Other objects over the path whose writes joined know their commit at once.
-                for other in others where other !== self {
-                    other.replaceEntries(with: contents)
-                }
-                return result
-            case .changed(let current):
-                base = current
-            }
+            return .done(result)
+        case .changed(let current, let byThisProcess):
+            return .changed(current, byThisProcess: byThisProcess)
         }
     }
 
@@ -190,24 +231,28 @@ extension SettingsFile {
     private enum CommitOutcome {
         /// The entries were written (or were already on disk) and are now known.
         case committed(Contents)
-        /// The file changed since the transaction read it: these are its contents now.
-        case changed(Contents)
+        /// The file changed since the transaction read it: these are its contents now, and
+        /// whether this process wrote it last.
+        case changed(Contents, byThisProcess: Bool)
     }
 
     /// Writes `entries` under the file's locks if the file still holds `base`'s bytes.
+    /// `inHeldTurn`: the caller holds this process's lock for the path already.
     private func commit(
         _ entries: Entries,
-        ifUnchangedSince base: Contents
+        ifUnchangedSince base: Contents,
+        inHeldTurn: Bool
     ) async throws -> CommitOutcome {
         do {
             // Encoded before the locks are taken: under them, only a read, a comparison and the
             // durable write.
             let encoded = await encodeConcurrently(entries)
             return try await ChangeOrigin.$writer.withValue(writer) {
-                try await file.exclusively { _ in
+                try await file.exclusively(inHeldTurn: inHeldTurn) { _ in
                     let data = try await file.readConcurrently()
                     guard data == base.data else {
-                        return .changed(try await parseConcurrently(data))
+                        return .changed(
+                            try await parseConcurrently(data), byThisProcess: try file.lastWriterIsThisProcess())
                     }
                     try await writeConcurrently(encoded)
                     let contents = Contents(data: encoded, entries: entries)

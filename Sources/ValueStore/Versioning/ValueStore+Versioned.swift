@@ -94,6 +94,6 @@ extension ValueStore where Value == Data {
                 try await updateConverting(environment, load: decode, save: encode, body: body)
             },
             changeSignals: changeSignals
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

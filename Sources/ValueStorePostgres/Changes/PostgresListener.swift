@@ -210,15 +210,19 @@ final class PostgresListener: Sendable {
 
     /// Proves the listening connection once before it vouches for anything (a transaction-mode
     /// pooler accepts `LISTEN`, then loses the notifications), then again each time nothing was
-    /// heard for ``heartbeat``.
+    /// heard for ``heartbeat``: silence is measured from the last thing heard (a notification,
+    /// or the answer to a heartbeat's query), so a connection that dies just after a
+    /// notification is proved dead within twice ``heartbeat`` of it.
     private func proveAlive(_ connection: PostgresConnection, heard: HeardNotifications) async throws {
         var beat: UInt64 = 1
         try await prove(connection, heard: heard, beat: beat)
         report(.following)
         while true {
-            let before = heard.count
-            try await Task.sleep(for: self.heartbeat)
-            guard heard.count == before else { continue }
+            let due = heard.last + self.heartbeat
+            if ContinuousClock.now < due {
+                try await Task.sleep(until: due)
+                continue
+            }
             beat += 1
             try await prove(connection, heard: heard, beat: beat)
         }
@@ -237,6 +241,7 @@ final class PostgresListener: Sendable {
             let roundTrip = PostgresQuery(unsafeSQL: "SELECT 1 /* valuestore listening on \(table.channel) */")
             for try await _ in try await connection.query(roundTrip, logger: PostgresValueTable.logger) {}
             answered.set()
+            heard.answered()
         }
         let sending = send(beat: beat)
         let cameBack = await heard.wait(forBeat: beat, within: self.heartbeat)
@@ -328,72 +333,6 @@ final class PostgresListener: Sendable {
         case silent
         /// It answered, but its own notification never came back.
         case notificationLost
-    }
-}
-
-/// Counts the notifications a listening connection receives, remembers the last heartbeat it
-/// heard, and wakes a heartbeat that waits for one.
-final class HeardNotifications: Sendable {
-    private struct State {
-        var count: UInt64 = 0
-        var beat: UInt64 = 0
-        var waiter: (beat: UInt64, continuation: CheckedContinuation<Bool, Never>)?
-    }
-
-    private let state = Mutex(State())
-
-    /// How many notifications arrived so far.
-    var count: UInt64 {
-        state.withLock { $0.count }
-    }
-
-    /// A notification arrived: heartbeat `beat`, or another (`nil`).
-    func heard(beat: UInt64?) {
-        let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
-            state.count += 1
-            if let beat {
-                state.beat = max(state.beat, beat)
-            }
-            guard let waiter = state.waiter, state.beat >= waiter.beat else { return nil }
-            state.waiter = nil
-            return waiter.continuation
-        }
-        waiter?.resume(returning: true)
-    }
-
-    /// Waits at most `duration` for heartbeat `beat`; returns whether it came.
-    func wait(forBeat beat: UInt64, within duration: Duration) async -> Bool {
-        let timer = Mutex<Task<Void, Never>?>(nil)
-        let cameBack = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let now = state.withLock { state in
-                    guard state.beat < beat else { return true }
-                    state.waiter = (beat, continuation)
-                    return false
-                }
-                if now {
-                    return continuation.resume(returning: true)
-                }
-                timer.withLock {
-                    $0 = Task {
-                        guard (try? await Task.sleep(for: duration)) != nil else { return }
-                        self.giveUp()
-                    }
-                }
-            }
-        } onCancel: {
-            giveUp()
-        }
-        timer.withLock { $0?.cancel() }
-        return cameBack
-    }
-
-    private func giveUp() {
-        let waiter = state.withLock { state in
-            defer { state.waiter = nil }
-            return state.waiter?.continuation
-        }
-        waiter?.resume(returning: false)
     }
 }
 #endif

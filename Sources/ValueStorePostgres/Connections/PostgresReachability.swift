@@ -43,14 +43,4 @@ final class PostgresReachability: Sendable {
         isReached(client) ? timeout : min(timeout, Self.shortWait)
     }
 }
-
-/// What the store reads of a client's pool.
-enum PostgresPool {
-    /// The pool's `maximumConnections`. postgres-nio does not publish the client's
-    /// configuration; its pool keeps the limit in an immutable property, read here by
-    /// reflection (`nil` if a release moves it).
-    static func maximumConnections(of client: PostgresClient) -> Int? {
-        Mirror(reflecting: client).descendant("pool", "configuration", "maximumConnectionHardLimit") as? Int
-    }
-}
 #endif

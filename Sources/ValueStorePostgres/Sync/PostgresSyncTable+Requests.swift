@@ -20,7 +20,7 @@ extension PostgresSyncTable {
     /// answer depends on changed in between); when another write came in between, it answers
     /// again, and after ``optimisticPushes`` tries it reads under the row's lock, in a transaction.
     func push(_ request: SyncPushRequest) async throws -> SyncPushResponse {
-        let table = self
+        let (request, table) = (SyncKey.normalizingKeys(of: request), self)  // SyncKey: one row per key
         let ahead = Self.milliseconds(maximumClockAhead)
         let channel = try await resolvedRecords().channel
         for attempt in 0..<Self.optimisticPushes {

@@ -16,11 +16,19 @@ struct PostgresTableName: Sendable, Hashable {
     /// The channel the table's writes notify on: at most 63 bytes, a hash for long names.
     let channel: String
 
-    /// Schemas a value table never lives in.
+    /// Schemas a value table never lives in. Every other `pg_` schema is the server's too: the
+    /// prefix is reserved, so no app can create one.
     static let systemSchemas: Set<String> = ["pg_catalog", "information_schema", "pg_toast"]
 
+    /// Whether `schema` (lower-cased) is a session's temporary schema: `pg_temp`, which names the
+    /// current session's, or `pg_temp_N` and `pg_toast_temp_N`, one backend's.
+    static func isTemporary(schema: String) -> Bool {
+        schema == "pg_temp" || schema.hasPrefix("pg_temp_") || schema.hasPrefix("pg_toast_temp_")
+    }
+
     /// Validates `name`: one or two parts separated by a dot, each made of ASCII letters, digits
-    /// and underscores, not starting with a digit, at most 63 bytes, and not in a system schema.
+    /// and underscores, not starting with a digit, at most 63 bytes, and not in a system or
+    /// temporary schema.
     init(_ name: String) throws {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), parts.allSatisfy(Self.isIdentifier) else {
@@ -33,7 +41,14 @@ struct PostgresTableName: Sendable, Hashable {
             )
         }
         let folded = parts.map { $0.lowercased() }
-        if folded.count == 2, Self.systemSchemas.contains(folded[0]) || folded[0].hasPrefix("pg_toast") {
+        if folded.count == 2, Self.isTemporary(schema: folded[0]) {
+            throw ValueStoreError(
+                .invalidConfiguration, store: "PostgreSQL table '\(name)'",
+                reason:
+                    "the schema '\(folded[0])' is a session's temporary schema: its rows would live in one pooled "
+                    + "connection and vanish with it; put the table in a schema of the app's")
+        }
+        if folded.count == 2, Self.systemSchemas.contains(folded[0]) || folded[0].hasPrefix("pg_") {
             throw ValueStoreError(
                 .invalidConfiguration, store: "PostgreSQL table '\(name)'",
                 reason: "the schema '\(folded[0])' is the server's own; put the table in a schema of the app's")

@@ -198,7 +198,9 @@ extension PostgresValueTable {
     /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown`` once a write has a connection (it is sent
     /// then, and may commit). Cancelling, or running past ``operationTimeout``, also asks the
     /// server to cancel the statement (`pg_cancel_backend`, through another connection), and
-    /// closes the connection if the statement has not ended a second later. An operation whose
+    /// closes the connection if the statement has not ended a second later; where the store
+    /// cannot be sure which server process runs the statement (``PostgresBackends``), it closes
+    /// the connection at once instead. An operation whose
     /// caller stopped waiting is left to end on the server, and `settled` runs once it has, so a
     /// write's observers hear of it again then.
     ///
@@ -257,44 +259,31 @@ extension PostgresValueTable {
                             PostgresReachability.shared.reached(client)
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
-                            let backend: Int32
+                            let backend: Int32?
                             do {
                                 backend = try await PostgresBackends.shared.pid(of: connection)
                             } catch {
                                 // Nothing was sent yet, whatever the step.
                                 throw NotSent(underlying: error)
                             }
-                            attempt.interrupt = { await table.cancelOnServer(backend, store: store) }
+                            if let backend {
+                                attempt.interrupt = { await table.cancelOnServer(backend, store: store) }
+                            } else {
+                                // The process may be another client's (a pooler lends it): only
+                                // closing the connection stops nothing but this statement.
+                                attempt.interrupt = { try? await connection.close() }
+                            }
                             return try await operation(connection)
                         }
                     } timer: {
-                        // connectTimeout, or 2 s once no connection is known to be open: the
-                        // connections the pool holds may be found dead during the wait.
-                        let start = ContinuousClock.now
-                        while true {
-                            let waited = ContinuousClock.now - start
-                            let limit = PostgresReachability.shared.wait(for: client, timeout: connectTimeout)
-                            if waited >= limit { return }
-                            try await Task.sleep(for: min(limit - waited, .milliseconds(100)))
-                        }
+                        try await Self.waitForConnection(of: client, connectTimeout: connectTimeout)
                     }
                 }
             } onCancel: {
                 attempt.cancel()
             }
         } catch is LeaseTimeout {
-            let reached = PostgresReachability.shared.isReached(client)
-            let timeout = PostgresReachability.shared.wait(for: client, timeout: connectTimeout)
-            if PostgresLeases.shared.count(for: client) == 0, PostgresChanges.shared.listenerCount(client: client) == 0
-            {
-                // None came, and this process holds none, for operations or listening: the pool
-                // may hold only dead ones, or none at all.
-                PostgresReachability.shared.lost(client)
-            }
-            throw ValueStoreError(
-                .unavailable, store: store,
-                reason: reached ? busyReason(timeout: timeout) : unreachableReason(timeout: timeout),
-                underlyingError: PostgresFailure(sqlState: nil, message: "no connection within \(timeout)"))
+            throw noConnection(store: store)
         } catch is LeaseCancelled where step == .write {
             throw Self.cancelledAfterSending(store: store)
         } catch is LeaseCancelled {
@@ -372,31 +361,6 @@ extension PostgresValueTable {
             .outcomeUnknown, store: store,
             reason: "the task was cancelled after the write was sent; load to see whether it happened",
             underlyingError: PostgresFailure(sqlState: nil, message: "cancelled after the write was sent"))
-    }
-
-    /// Why no connection came within `timeout`: the pool's connections were all in use (saying
-    /// how many, and how many listening connections hold), or the server could not be reached.
-    private func busyReason(timeout: Duration) -> String {
-        let listening = PostgresChanges.shared.listenerCount(client: client)
-        let working = PostgresLeases.shared.count(for: client)
-        let maximum = PostgresPool.maximumConnections(of: client)
-        if let maximum, working + listening >= maximum {
-            return
-                "the PostgresClient's pool is busy: all \(maximum) of its connections (maximumConnections) were in use "
-                + "for \(timeout), \(listening) held by listening connections (one per observed table) and "
-                + "\(working) by value-table operations; raise maximumConnections or observe fewer tables"
-        }
-        let size = maximum.map { "maximumConnections \($0)" } ?? "maximumConnections"
-        return
-            "no connection within \(timeout): the PostgresClient's pool is busy (\(size), \(listening) held by "
-            + "listening connections, \(working) by value-table operations, the rest by the app's own work) "
-            + "or cannot reach the server"
-    }
-
-    /// Why no connection came within `timeout` while none was known to be open.
-    private func unreachableReason(timeout: Duration) -> String {
-        "no connection within \(timeout), and none of the PostgresClient's connections is known to be open: "
-            + "the server refused or did not answer (is it running, and are the host and port right?)"
     }
 
     /// What a key's store is called in errors: `PostgreSQL table 'app_values', key 'flags'`.
@@ -667,36 +631,6 @@ extension PSQLError {
         case .serverClosedConnection, .connectionError, .uncleanShutdown: true
         default: false
         }
-    }
-}
-
-/// Each connection's server process, for `pg_cancel_backend`: asked once per connection.
-final class PostgresBackends: Sendable {
-    static let shared = PostgresBackends()
-
-    private struct Entry {
-        weak var connection: PostgresConnection?
-        let pid: Int32
-    }
-
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
-
-    func pid(of connection: PostgresConnection) async throws -> Int32 {
-        let id = ObjectIdentifier(connection)
-        if let pid = entries.withLock({ $0[id].flatMap { $0.connection === connection ? $0.pid : nil } }) {
-            return pid
-        }
-        var pid: Int32 = 0
-        for try await row in try await connection.query("SELECT pg_backend_pid()", logger: PostgresValueTable.logger) {
-            pid = try row.decode(Int32.self)
-        }
-        entries.withLock { entries in
-            if entries.count >= 64 {
-                entries = entries.filter { $0.value.connection != nil }
-            }
-            entries[id] = Entry(connection: connection, pid: pid)
-        }
-        return pid
     }
 }
 

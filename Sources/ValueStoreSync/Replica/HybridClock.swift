@@ -56,6 +56,17 @@ struct HybridClock: Hashable, Sendable, Codable {
         return HybridTimestamp(milliseconds: last.milliseconds, counter: last.counter, replica: replica)
     }
 
+    /// A new stamp for `replica`, as ``stamp(now:replica:)``, and after `floor` too (the
+    /// stamps of the records of the key it is for, which the clock may have gone back below).
+    mutating func stamp(
+        now: Int64,
+        replica: ReplicaID,
+        after floor: some Sequence<HybridTimestamp>
+    ) -> HybridTimestamp {
+        last = floor.map(\.reading).reduce(last, max)
+        return stamp(now: now, replica: replica)
+    }
+
     /// Takes in a stamp made elsewhere, or acknowledged by the server.
     mutating func observe(_ stamp: HybridTimestamp) {
         observe(stamp.reading)
@@ -75,12 +86,16 @@ struct HybridClock: Hashable, Sendable, Codable {
     }
 
     /// Forgets the stamps made too far ahead, which the server refused: the next stamps follow
-    /// what was seen, and `kept` (stamps still in use, not refused).
+    /// what was seen, up to the server's time at most, and `kept` (stamps still in use, not
+    /// refused). What was seen past the server's time is a record stamped in its future (by a
+    /// server clock that was ahead, then corrected): a stamp for another key need not follow
+    /// it, and one for its key is made after it (``stamp(now:replica:after:)``).
     ///
     /// A new era begins: the stamps made from now on differ from every one made before, even at
     /// the same milliseconds.
-    mutating func goBack(keeping kept: some Sequence<HybridTimestamp>) {
-        last = kept.map(\.reading).reduce(seen, max)
+    mutating func goBack(keeping kept: some Sequence<HybridTimestamp>, serverTime: Int64) {
+        let known = min(seen, ClockReading(milliseconds: serverTime, counter: 0))
+        last = kept.map(\.reading).reduce(known, max)
         era = (era ?? 0) &+ 1
     }
 }

@@ -81,6 +81,12 @@ struct LocalRecord: Hashable, Sendable, Codable {
         (latest ?? synced).map(LocalRecord.init(synced:))
     }
 
+    /// The stamps of the server's records of the key this replica knows (the one the change
+    /// descends from, and the newest sent since): what a change of the key is stamped after.
+    var serverStamps: [HybridTimestamp] {
+        isPending ? [synced?.stamp, latest?.stamp].compactMap { $0 } : [stamp]
+    }
+
     /// Notes a record of the key the server sent while this change is pending.
     mutating func note(_ record: SyncRecord) {
         if (record.version ?? .zero) > (latest?.version ?? synced?.version ?? .zero) {

@@ -23,6 +23,8 @@ struct ReplicaFiles: Sendable {
     let folder: URL
     let settings: SettingsFile
     let journal: ReplicaJournal
+    /// The folder's lock, which every process using the folder takes to commit.
+    let lock: ReplicaFolderLock
 
     /// The settings file's name in the account's folder.
     static let settingsName = "sync.plist"
@@ -34,17 +36,49 @@ struct ReplicaFiles: Sendable {
     static let recordPrefix = "record:"
 
     init(directory: URL, account: SyncAccount, options: FileOptions, foldingSize: Int = 256 * 1024) {
-        folder = directory.appending(path: Self.folderName(for: account.id), directoryHint: .isDirectory)
+        folder = Self.folder(in: directory, for: account.id)
         settings = SettingsFile(folder.appending(path: Self.settingsName), options: options)
         journal = ReplicaJournal(
             path: folder.appending(path: "sync.journal").path(percentEncoded: false), foldingSize: foldingSize,
             permissions: options.permissions)
+        lock = ReplicaFolderLock(
+            path: folder.appending(path: "sync.lock").path(percentEncoded: false),
+            permissions: mode_t(options.permissions))
     }
 
-    /// The account's folder name: the identity with every byte but `a`-`z`, `0`-`9`, `-` and `_`
-    /// written `%XX` (upper-case hex), so two accounts never share a folder, not even on a
-    /// file system that ignores case; a long one is cut and ends with a hash of the whole.
-    static func folderName(for account: String) -> String {
+    /// The account's folder in `directory`: at ``folderPath(for:)``; for a long identity whose
+    /// folder was named before that path (cut, with a hash of the whole), that folder while it
+    /// exists and the new one does not, so that its outbox is not left behind.
+    static func folder(in directory: URL, for account: String) -> URL {
+        let folder = directory.appending(path: folderPath(for: account), directoryHint: .isDirectory)
+        let name = escaped(account)
+        guard name.utf8.count > 120 else { return folder }
+        var hash = FNV1a()
+        hash.mix(account.utf8)
+        let earlier = directory.appending(path: String(name.prefix(100)) + "-" + hash.hex, directoryHint: .isDirectory)
+        let exists = { (url: URL) in FileManager.default.fileExists(atPath: url.path(percentEncoded: false)) }
+        return !exists(folder) && exists(earlier) ? earlier : folder
+    }
+
+    /// The account's folder, relative to the directory: the identity with every byte but
+    /// `a`-`z`, `0`-`9`, `-` and `_` written `%XX` (upper-case hex), so two accounts never share
+    /// a folder, not even on a file system that ignores case. A name over 120 bytes is cut into
+    /// folders of 120 bytes, each inside the one before, the first marked `%+`, which no escaped
+    /// name holds: the mapping is one to one, and no name is too long for a file system.
+    static func folderPath(for account: String) -> String {
+        let name = escaped(account)
+        guard name.utf8.count > 120 else { return name }
+        var parts: [Substring] = []
+        var rest = Substring(name)
+        while !rest.isEmpty {
+            parts.append(rest.prefix(120))
+            rest = rest.dropFirst(120)
+        }
+        return "%+" + parts.joined(separator: "/")
+    }
+
+    /// The identity with every byte but `a`-`z`, `0`-`9`, `-` and `_` written `%XX`.
+    private static func escaped(_ account: String) -> String {
         var name = ""
         for byte in account.utf8 {
             switch byte {
@@ -55,10 +89,52 @@ struct ReplicaFiles: Sendable {
                 name += (byte < 16 ? "%0" : "%") + String(byte, radix: 16, uppercase: true)
             }
         }
-        guard name.utf8.count > 120 else { return name }
-        var hash = FNV1a()
-        hash.mix(account.utf8)
-        return String(name.prefix(100)) + "-" + hash.hex
+        return name
+    }
+
+    /// The file in the account's folder that names the account.
+    static let accountName = "sync.account"
+
+    /// Refuses the folder when its record names another account than `account`; returns
+    /// whether it has a record.
+    func check(_ account: String) throws -> Bool {
+        let url = folder.appending(path: Self.accountName)
+        let recorded: String
+        do {
+            recorded = String(decoding: try Data(contentsOf: url), as: UTF8.self)
+        } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
+            return false
+        } catch {
+            throw ValueStoreError(
+                .io, store: "sync folder '\(folder.path(percentEncoded: false))'",
+                reason: "the record of the folder's account could not be read", underlyingError: error)
+        }
+        // Empty: its write was cut short by a crash, and nothing else was in the folder's name.
+        guard !recorded.isEmpty else { return false }
+        guard recorded == account else {
+            throw ValueStoreError(
+                .invalidConfiguration, store: "sync folder '\(folder.path(percentEncoded: false))'",
+                reason: "the folder holds the replica of account '\(recorded)', not of '\(account)'; each"
+                    + " account's replica has a folder of its own, and nothing was read or written")
+        }
+        return true
+    }
+
+    /// Refuses the folder when its record names another account; records `account` in a
+    /// folder with no record (a new one, or one from before records were kept: its account is
+    /// the one whose name maps to it), unless this process may only read the folder; off the
+    /// caller's executor.
+    @concurrent func claim(for account: String) async throws {
+        guard try !check(account) else { return }
+        let path = folder.path(percentEncoded: false)
+        guard access(path, W_OK) == 0 else { return }  // read-only: read, never claimed
+        do {
+            try Data(account.utf8).write(to: folder.appending(path: Self.accountName), options: .atomic)
+        } catch {
+            throw ValueStoreError(
+                .io, store: "sync folder '\(path)'", reason: "the folder's account could not be recorded",
+                underlyingError: error)
+        }
     }
 
     /// Creates the folder if needed and returns its marker, off the caller's executor.
@@ -80,36 +156,53 @@ struct ReplicaFiles: Sendable {
     }
 
     /// Everything the replica holds: the settings file's meta (`nil` before the first open),
-    /// records, archive and rejected changes, with the journal's entries applied in order.
-    func load() async throws -> Loaded {
-        var loaded = Loaded(meta: try await entry(Self.metaKey))
-        for name in try await settings.keys() where name.hasPrefix(Self.recordPrefix) {
-            loaded.records[String(name.dropFirst(Self.recordPrefix.count))] = try await entry(name)
+    /// records, archive and rejected changes, with the journal's entries applied in order; off
+    /// the caller's executor. The journal is opened to append (read only in a folder this
+    /// process may only read).
+    @concurrent func load() async throws -> Loaded {
+        var loaded = try settingsEntries()
+        loaded.apply(try await journal.open())
+        return loaded
+    }
+
+    /// What ``load()`` returns, read on this thread, changing nothing, in a folder that is
+    /// `account`'s; for a status asked for before the replica opened its folder.
+    func peek(for account: String) throws -> Loaded {
+        _ = try check(account)
+        var loaded = try settingsEntries()
+        loaded.apply(try journal.read())
+        return loaded
+    }
+
+    /// The settings file's entries, read again, with `journaled` (the journal's) applied; after
+    /// another process folded the journal, off the caller's executor.
+    @concurrent func reload(applying journaled: Changes) async throws -> Loaded {
+        var loaded = try settingsEntries()
+        loaded.apply(journaled)
+        return loaded
+    }
+
+    /// The settings file's entries, read now.
+    private func settingsEntries() throws -> Loaded {
+        let strings = try settings.stringsNow()
+        var loaded = Loaded(meta: try entry(Self.metaKey, in: strings))
+        for name in strings.keys where name.hasPrefix(Self.recordPrefix) {
+            loaded.records[String(name.dropFirst(Self.recordPrefix.count))] = try entry(name, in: strings)
         }
-        loaded.archive = try await entry(Self.archiveKey) ?? []
-        loaded.rejected = try await entry(Self.rejectedKey) ?? []
-        let journaled = try await journal.open()
-        loaded.meta = journaled.meta ?? loaded.meta
-        for (key, record) in journaled.records {
-            loaded.records[key] = record
-        }
-        loaded.archive = journaled.archive ?? loaded.archive
-        loaded.rejected = journaled.rejected ?? loaded.rejected
+        loaded.archive = try entry(Self.archiveKey, in: strings) ?? []
+        loaded.rejected = try entry(Self.rejectedKey, in: strings) ?? []
         return loaded
     }
 
     /// The entry `name`, decoded from its JSON text; `nil` when the file has none.
-    private func entry<Value: Decodable>(_ name: String) async throws -> Value? {
-        let label = settings.store(name, as: String.self).label
-        guard let text = try await settings.store(name, as: String.self).optional().load() else {
-            return nil
-        }
+    private func entry<Value: Decodable>(_ name: String, in strings: [String: String]) throws -> Value? {
+        guard let text = strings[name] else { return nil }
         do {
             return try JSONDecoder().decode(Value.self, from: Data(text.utf8))
         } catch {
             throw ValueStoreError(
-                .decodingFailed, store: label, reason: "the sync entry is not the JSON of a \(Value.self)",
-                underlyingError: error)
+                .decodingFailed, store: settings.store(name, as: String.self).label,
+                reason: "the sync entry is not the JSON of a \(Value.self)", underlyingError: error)
         }
     }
 
@@ -129,6 +222,16 @@ struct ReplicaFiles: Sendable {
         var records: [String: LocalRecord] = [:]
         var archive: [SyncConflict] = []
         var rejected: [SyncConflict] = []
+
+        /// Takes a journal's entries over the settings file's.
+        mutating func apply(_ journaled: Changes) {
+            meta = journaled.meta ?? meta
+            for (key, record) in journaled.records {
+                records[key] = record
+            }
+            archive = journaled.archive ?? archive
+            rejected = journaled.rejected ?? rejected
+        }
     }
 
     /// One durable commit of the given entries: the meta, records (`nil` removes one), and the
@@ -141,11 +244,17 @@ struct ReplicaFiles: Sendable {
     /// write is at most three times what the journal took in.
     func commit(_ changes: Changes) async throws {
         guard !changes.isEmpty else { return }
-        if journal.length > 8 * journal.foldingSize, journal.length > 4 * settingsSize() {
+        if journal.isReadOnly {
+            throw ValueStoreError(
+                .io, store: "sync folder '\(folder.path(percentEncoded: false))'",
+                reason: "the replica's folder is read-only to this process: it reads the synced values, and"
+                    + " cannot save; nothing was written")
+        }
+        if journal.length > 8 * journal.foldingSize, journal.length > 4 * settingsSize {
             // Folds kept failing: this one's error is the commit's, before anything is written.
             try await fold()
         }
-        guard try await journal.append(changes), journal.length > settingsSize() / 2 else { return }
+        guard try await journal.append(changes), journal.length > settingsSize / 2 else { return }
         do {
             try await fold()
         } catch {
@@ -155,13 +264,10 @@ struct ReplicaFiles: Sendable {
         }
     }
 
-    /// The settings file's size in bytes; zero when it is absent or cannot be read (the fold
-    /// then says why).
-    private func settingsSize() -> Int {
+    /// The settings file's size in bytes; 0 when it cannot be read (a fold then goes ahead).
+    private var settingsSize: Int {
         var info = stat()
-        guard stat(folder.appending(path: Self.settingsName).path(percentEncoded: false), &info) == 0 else {
-            return 0
-        }
+        guard stat(folder.appending(path: Self.settingsName).path(percentEncoded: false), &info) == 0 else { return 0 }
         return Int(info.st_size)
     }
 

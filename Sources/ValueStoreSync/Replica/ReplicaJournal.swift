@@ -59,6 +59,8 @@ final class ReplicaJournal: Sendable {
         var unfolded = ReplicaFiles.Changes()
         /// Why the journal cannot be appended to, after a failed append that could not be undone.
         var broken: String?
+        /// Whether the folder may only be read: the journal is read, never appended to.
+        var isReadOnly = false
     }
 
     init(path: String, foldingSize: Int, permissions: UInt16) {
@@ -75,41 +77,128 @@ final class ReplicaJournal: Sendable {
     }
 
     /// Opens the journal (made if absent), cuts off an incomplete last entry, and returns its
-    /// entries merged in order (what a fold would write), off the caller's executor.
+    /// entries merged in order (what a fold would write), off the caller's executor. In a folder
+    /// this process may only read, the journal is read and left as it is, and appends throw.
     @concurrent func open() async throws -> ReplicaFiles.Changes {
         try state.withLock { state in
             if state.descriptor >= 0 {
                 close(state.descriptor)
                 state = State()
             }
-            let descriptor = try openOrCreate()
+            let (descriptor, isWritable) = try openOrCreate()
             let contents: [UInt8]
             let read: Read
             do {
-                contents = try Self.readAll(descriptor)
+                contents = descriptor >= 0 ? try Self.readAll(descriptor) : []
                 read = try Self.entries(in: contents, path: path)
             } catch {
-                close(descriptor)
+                if descriptor >= 0 { close(descriptor) }
                 throw error
             }
             state.descriptor = descriptor
             state.length = read.length
             state.generation = read.generation
-            if read.length < contents.count {
-                // An append that never returned: cut it off before anything follows it, its
-                // bytes kept beside the journal.
-                let tail = contents[read.length...]
-                if tail.contains(where: { $0 != 0 }) {
-                    try keep(tail)
-                }
-                guard ftruncate(descriptor, off_t(read.length)) == 0, Self.flush(descriptor) else {
-                    state.broken = "its incomplete last entry could not be cut off (errno \(errno))"
-                    throw failure("could not cut off its incomplete last entry")
-                }
-            }
+            state.isReadOnly = !isWritable
+            try cutIncompleteEntry(of: contents, at: read.length, in: &state)
             state.unfolded = read.changes
             return read.changes
         }
+    }
+
+    /// Cuts off what follows the last whole entry, at `end`: an append that never returned (this
+    /// process's, or another's that was killed), cut before anything follows it, its bytes kept
+    /// beside the journal. A journal this process may only read is left as it is.
+    private func cutIncompleteEntry(of contents: [UInt8], at end: Int, in state: inout State) throws {
+        guard end < contents.count, !state.isReadOnly else { return }
+        let tail = contents[end...]
+        if tail.contains(where: { $0 != 0 }) {
+            try keep(tail)
+        }
+        guard ftruncate(state.descriptor, off_t(end)) == 0, Self.flush(state.descriptor) else {
+            state.broken = "its incomplete last entry could not be cut off (errno \(errno))"
+            throw failure("could not cut off its incomplete last entry")
+        }
+    }
+
+    /// What other processes did to the journal since this one last read or wrote it.
+    enum News {
+        /// Nothing.
+        case none
+        /// They appended entries: these, merged.
+        case appended(ReplicaFiles.Changes)
+        /// They folded it into the settings file, which must be read again, and may have
+        /// appended since: the journal's entries now, merged.
+        case folded(ReplicaFiles.Changes)
+    }
+
+    /// Reads what other processes committed to the journal since this one last read or wrote it,
+    /// off the caller's executor; call holding the folder's lock (``ReplicaFolderLock``). An
+    /// incomplete last entry, left by a process killed as it appended, is cut off.
+    @concurrent func catchUp() async throws -> News {
+        try state.withLock { state in
+            guard state.descriptor >= 0, state.broken == nil else { return .none }
+            var info = stat()
+            guard fstat(state.descriptor, &info) == 0 else { throw failure("could not be examined (errno \(errno))") }
+            if Int(info.st_size) == state.length && (state.length == 0 || header(state.descriptor) == state.generation)
+            {
+                return .none
+            }
+            let contents = try Self.readAll(state.descriptor)
+            let news: News
+            let read: Read
+            if state.length > 0 && contents.count >= state.length && header(of: contents) == state.generation {
+                read = try Self.entries(in: contents, path: path, from: state.length)
+                state.unfolded.merge(read.changes)
+                news = .appended(read.changes)
+            } else {
+                read = try Self.entries(in: contents, path: path)
+                state.unfolded = read.changes
+                news = .folded(read.changes)
+            }
+            state.length = read.length
+            state.generation = read.generation
+            try cutIncompleteEntry(of: contents, at: read.length, in: &state)
+            return news
+        }
+    }
+
+    /// The generation in the header of the file open at `descriptor`; `nil` without a whole one.
+    private func header(_ descriptor: Int32) -> UInt64? {
+        var bytes = [UInt8](repeating: 0, count: Self.headerSize)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        return count == Self.headerSize ? header(of: bytes) : nil
+    }
+
+    /// The generation in the header at the start of `contents`; `nil` without a whole one.
+    private func header(of contents: [UInt8]) -> UInt64? {
+        guard contents.count >= Self.headerSize, contents.starts(with: Self.magic) else { return nil }
+        return Self.littleEndian(contents[Self.magic.count..<Self.headerSize], as: UInt64.self)
+    }
+
+    /// Whether another process may have changed the journal since this one last read or wrote
+    /// it: its size or generation differs. A hint, read without the folder's lock, on this
+    /// thread; ``catchUp()`` reads what changed.
+    var mayHaveNews: Bool {
+        state.withLock { state in
+            guard state.descriptor >= 0, state.broken == nil else { return false }
+            var info = stat()
+            guard fstat(state.descriptor, &info) == 0 else { return true }
+            return Int(info.st_size) != state.length
+                || (state.length > 0 && header(state.descriptor) != state.generation)
+        }
+    }
+
+    /// The journal's entries merged in order, read on this thread from a descriptor of its own,
+    /// which changes nothing: an incomplete last entry is left as it is, and no journal reads as
+    /// none.
+    func read() throws -> ReplicaFiles.Changes {
+        let descriptor = openFile(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            guard errno == ENOENT else { throw failure("could not be opened to read (errno \(errno))") }
+            return ReplicaFiles.Changes()
+        }
+        defer { close(descriptor) }
+        return try Self.entries(in: Self.readAll(descriptor), path: path).changes
     }
 
     /// Appends `changes` as one entry and flushes it, off the caller's executor; returns whether
@@ -124,10 +213,19 @@ final class ReplicaJournal: Sendable {
                 underlyingError: error)
         }
         return try state.withLock { state in
+            if state.isReadOnly {
+                throw failure("cannot be written: the replica's folder is read-only to this process, which can read it")
+            }
             if let broken = state.broken {
                 throw failure("is unusable until the replica is opened again: \(broken)")
             }
             guard state.descriptor >= 0 else { throw failure("was appended to before it was opened") }
+            var info = stat()
+            guard fstat(state.descriptor, &info) == 0, Int(info.st_size) == state.length else {
+                // Another process appended, and this one did not read it first: appending at its
+                // own idea of the end would overwrite it.
+                throw failure("changed since this process read it; nothing was written (errno \(errno))")
+            }
             let start = state.length
             var bytes: [UInt8] = []
             if start == 0 {
@@ -158,6 +256,11 @@ final class ReplicaJournal: Sendable {
         state.withLock { $0.unfolded }
     }
 
+    /// Whether the folder may only be read, as the journal was opened.
+    var isReadOnly: Bool {
+        state.withLock { $0.isReadOnly }
+    }
+
     /// The journal's size: the end of its last whole entry.
     var length: Int {
         state.withLock { $0.length }
@@ -167,7 +270,7 @@ final class ReplicaJournal: Sendable {
     /// executor.
     @concurrent func empty() async throws {
         try state.withLock { state in
-            guard state.broken == nil, state.descriptor >= 0 else { return }
+            guard state.broken == nil, !state.isReadOnly, state.descriptor >= 0 else { return }
             // Its entries are in the settings file: applied again, they change nothing.
             guard ftruncate(state.descriptor, 0) == 0 else {
                 throw failure("could not be emptied after a fold (errno \(errno))")
@@ -182,8 +285,9 @@ final class ReplicaJournal: Sendable {
     }
 
     /// Opens the journal's file, or makes it and flushes its folder, so that the file is there
-    /// after a crash.
-    private func openOrCreate() throws -> Int32 {
+    /// after a crash; in a folder this process may only read, opens it to read (`-1`: there is
+    /// none), and says so.
+    private func openOrCreate() throws -> (descriptor: Int32, isWritable: Bool) {
         let made = openFile(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
         if made >= 0 {
             let folder = openFile((path as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
@@ -192,12 +296,25 @@ final class ReplicaJournal: Sendable {
                 close(made)
                 throw failure("was made, but its folder could not be flushed (errno \(errno))")
             }
-            return made
+            return (made, true)
         }
-        guard errno == EEXIST else { throw failure("could not be made (errno \(errno))") }
+        if Self.isDenied(errno) && access(path, F_OK) != 0 {
+            return (-1, false)  // no journal, and none can be made: nothing to read
+        }
+        guard errno == EEXIST || Self.isDenied(errno) else { throw failure("could not be made (errno \(errno))") }
         let opened = openFile(path, O_RDWR | O_CLOEXEC)
+        if opened < 0 && Self.isDenied(errno) {
+            let reading = openFile(path, O_RDONLY | O_CLOEXEC)
+            guard reading >= 0 else { throw failure("could not be opened to read (errno \(errno))") }
+            return (reading, false)
+        }
         guard opened >= 0 else { throw failure("could not be opened (errno \(errno))") }
-        return opened
+        return (opened, true)
+    }
+
+    /// Whether `code` says this process may not write there.
+    private static func isDenied(_ code: Int32) -> Bool {
+        code == EACCES || code == EROFS || code == EPERM
     }
 
     /// Keeps the bytes an incomplete append left in a file of their own beside the journal.
@@ -228,162 +345,19 @@ final class ReplicaJournal: Sendable {
         ValueStoreError(.io, store: "sync journal '\(path)'", reason: "the journal \(what)")
     }
 
-    // MARK: Reading
-
-    private struct Read {
-        /// The whole entries, merged in order.
-        var changes = ReplicaFiles.Changes()
-        /// The end of the last whole entry.
-        var length = 0
-        var generation: UInt64 = 0
-    }
-
-    /// The whole entries of `contents`, merged, and where they end.
-    private static func entries(in contents: [UInt8], path: String) throws -> Read {
-        var read = Read()
-        guard !contents.isEmpty else { return read }
-        if contents.count < headerSize || Array(contents.prefix(magic.count)) != magic {
-            // The first append, cut short: what is there of the magic is the magic or zeros, and
-            // without a whole header no entry can be read.
-            let isTorn = contents.prefix(magic.count).enumerated().allSatisfy { $1 == 0 || $1 == magic[$0] }
-            if isTorn {
-                return read
-            }
-            if Array(contents.prefix(magic.count - 1)) == Array(magic.prefix(magic.count - 1)) {
-                throw ValueStoreError(
-                    .newerVersion, store: "sync journal '\(path)'",
-                    reason: "the journal's format is newer than this version reads")
-            }
-            throw corrupted(path, "has no journal header")
-        }
-        read.generation = littleEndian(contents[magic.count..<headerSize], as: UInt64.self)
-        var offset = headerSize
-        read.length = offset
-        while offset < contents.count {
-            guard let (payload, end) = entry(in: contents, at: offset, generation: read.generation) else {
-                // Not a whole entry: an incomplete last append, unless a whole entry follows.
-                if (offset + 1..<contents.count).contains(where: {
-                    entry(in: contents, at: $0, generation: read.generation) != nil
-                }) {
-                    throw corrupted(path, "has a broken entry at byte \(offset), with whole entries after it")
-                }
-                return read
-            }
-            do {
-                read.changes.merge(try JSONDecoder().decode(ReplicaFiles.Changes.self, from: Data(payload)))
-            } catch {
-                throw ValueStoreError(
-                    .decodingFailed, store: "sync journal '\(path)'",
-                    reason: "the entry at byte \(offset) is whole but is not a commit this version reads",
-                    underlyingError: error)
-            }
-            offset = end
-            read.length = end
-        }
-        return read
-    }
-
-    /// The payload of a whole entry at `offset`, and where the entry ends; `nil` when the bytes
-    /// there are not one.
-    private static func entry(
-        in contents: [UInt8],
-        at offset: Int,
-        generation: UInt64
-    ) -> (ArraySlice<UInt8>, Int)? {
-        guard contents.count - offset >= entryHeaderSize,
-            contents[offset..<offset + 4].elementsEqual(entryMark)
-        else { return nil }
-        let length = Int(littleEndian(contents[offset + 4..<offset + 8], as: UInt32.self))
-        let end = offset + entryHeaderSize + length
-        guard end <= contents.count else { return nil }
-        let payload = contents[offset + entryHeaderSize..<end]
-        guard
-            digest(of: payload, generation: generation)
-                == littleEndian(contents[offset + 8..<offset + 16], as: UInt64.self)
-        else { return nil }
-        return (payload, end)
-    }
-
-    /// An entry's digest: FNV-1a 64 of the journal's generation and the payload.
-    private static func digest(of payload: some Sequence<UInt8>, generation: UInt64) -> UInt64 {
-        var digest = FNV1a()
-        withUnsafeBytes(of: generation.littleEndian) { digest.mix($0) }
-        digest.mix(payload)
-        return digest.value
-    }
-
-    private static func corrupted(_ path: String, _ what: String) -> ValueStoreError {
-        ValueStoreError(.corrupted, store: "sync journal '\(path)'", reason: "the journal \(what)")
-    }
-
     // MARK: System calls
 
     private func openFile(_ path: String, _ flags: Int32) -> Int32 {
+        Self.openFile(path, flags, permissions)
+    }
+
+    /// Opens `path`, again after an interruption; `-1` with `errno` set when it fails.
+    static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
         var descriptor: Int32
         repeat {
-            descriptor = systemOpen(path, flags, permissions)
+            descriptor = systemOpen(path, flags, mode)
         } while descriptor < 0 && errno == EINTR
         return descriptor
-    }
-
-    private static func readAll(_ descriptor: Int32) throws -> [UInt8] {
-        var contents: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes {
-                pread(descriptor, $0.baseAddress, $0.count, off_t(contents.count))
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ValueStoreError(
-                    .io, store: "sync journal", reason: "the journal could not be read (errno \(errno))")
-            }
-            if count == 0 { return contents }
-            contents += buffer.prefix(count)
-        }
-    }
-
-    private static func write(_ bytes: [UInt8], at offset: Int, to descriptor: Int32) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                pwrite(descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset + written))
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            written += count
-        }
-        return true
-    }
-
-    /// Flushes the file's data, and the size that reads it (all its metadata with `metadata`),
-    /// to stable storage.
-    private static func flush(_ descriptor: Int32, metadata: Bool = false) -> Bool {
-        #if canImport(Darwin)
-        // F_FULLFSYNC asks the drive to flush its cache too; some file systems refuse it.
-        if fcntl(descriptor, F_FULLFSYNC) == 0 { return true }
-        while fsync(descriptor) != 0 {
-            if errno != EINTR { return false }
-        }
-        #else
-        while (metadata ? fsync(descriptor) : fdatasync(descriptor)) != 0 {
-            if errno != EINTR { return false }
-        }
-        #endif
-        return true
-    }
-
-    private static func appendLittleEndian<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
-    }
-
-    private static func littleEndian<Integer: FixedWidthInteger>(
-        _ bytes: ArraySlice<UInt8>,
-        as type: Integer.Type
-    ) -> Integer {
-        bytes.reversed().reduce(Integer.zero) { ($0 << 8) | Integer($1) }
     }
 }
 

@@ -9,6 +9,15 @@ typealias EncodedMerge = @Sendable (_ base: Data?, _ local: Data?, _ remote: Dat
 struct ReplicaState {
     /// The replica's meta, once opened.
     var meta: ReplicaMeta?
+    /// The meta with the clock as it is now, past the stamps of the local changes made since
+    /// the meta was last committed (which commit records only): what a commit of the meta must
+    /// start from, since committing the meta sets the clock, which never goes below a stamp
+    /// the replica made.
+    var currentMeta: ReplicaMeta? {
+        guard var meta else { return nil }
+        meta.clock = clock
+        return meta
+    }
     /// Every synced key's record.
     var records: [String: LocalRecord] = [:]
     /// The keys whose record is a removal the server has: what a pull forgets once it is below
@@ -20,6 +29,8 @@ struct ReplicaState {
     var rejected: [SyncConflict] = []
     /// The clock, from the meta's and every record's stamps on opening.
     var clock = HybridClock()
+    /// Whether the status read the folder before the replica opened it.
+    var hasPeeked = false
 
     /// The merges of the `.merge` keys whose stores this process made.
     var merges: [String: EncodedMerge] = [:]

@@ -7,21 +7,48 @@ extension SyncReplica {
     /// store's `update` body does not wait for itself.
     @TaskLocal static var writing: ObjectIdentifier?
 
-    /// Runs `body` once the replica is open, holding its write lock: one durable write at a time.
+    /// Runs `body` once the replica is open, holding its write lock and its folder's, after
+    /// taking in what other processes committed: one durable write at a time, across processes.
     func exclusively<Result>(_ body: () async throws -> Result) async throws -> Result {
         try await open()
-        return try await locked(body)
+        return try await locked(catchingUp: true, body)
     }
 
-    /// Runs `body` holding the write lock, or at once when the current task holds it.
-    private func locked<Result>(_ body: () async throws -> Result) async throws -> Result {
+    /// Runs `body` holding the write lock, then the folder's lock (``ReplicaFolderLock``) and,
+    /// if `catchingUp`, after ``catchUp()``; or at once when the current task holds them.
+    func locked<Result>(catchingUp: Bool, _ body: () async throws -> Result) async throws -> Result {
         let me = ObjectIdentifier(self)
         if Self.writing == me {
             return try await body()
         }
         return try await writes.withLock {
             try await Self.$writing.withValue(me) {
-                try await body()
+                try await files.lock.withLock {
+                    if catchingUp {
+                        try await catchUp()
+                    }
+                    return try await body()
+                }
+            }
+        }
+    }
+
+    /// Shows the folder's state in the status before the replica opened it, read once on this
+    /// thread: the records' pending marks, the archive and the rejected changes; a folder that
+    /// cannot be read shows its error as the status's last error.
+    func peekIfUnopened() {
+        guard withState({ $0.meta == nil && !$0.hasPeeked }) else { return }
+        let peeked = Result { try files.peek(for: account.id) }
+        withState { state in
+            guard state.meta == nil, !state.hasPeeked else { return }
+            state.hasPeeked = true
+            switch peeked {
+            case .success(let loaded):
+                state.archive = loaded.archive
+                state.rejected = loaded.rejected
+                state.settle(loaded.records)
+            case .failure(let error):
+                state.lastError = error
             }
         }
     }
@@ -34,11 +61,12 @@ extension SyncReplica {
         if let meta = withState({ $0.meta }) {
             return meta
         }
-        return try await locked {
+        let marker = try await files.prepareFolder()
+        return try await locked(catchingUp: false) {
             if let meta = withState({ $0.meta }) {
                 return meta
             }
-            let marker = try await files.prepareFolder()
+            try await files.claim(for: account.id)
             let loaded = try await files.load()
             var meta = loaded.meta ?? ReplicaMeta(id: .random(), marker: marker)
             if meta.marker != marker {
@@ -49,7 +77,9 @@ extension SyncReplica {
             }
             let stamps = loaded.records.values.map(\.stamp) + (loaded.archive + loaded.rejected).map(\.stamp)
             meta.clock.last = stamps.map(\.reading).reduce(meta.clock.last, max)
-            if meta != loaded.meta {
+            if meta != loaded.meta && !files.journal.isReadOnly {
+                // In a folder it may only read, the replica keeps its meta in memory: it reads,
+                // and every save throws.
                 try await files.commit(ReplicaFiles.Changes(meta: meta))
             }
             withState { state in
@@ -57,6 +87,13 @@ extension SyncReplica {
                 state.clock = meta.clock
                 state.archive = loaded.archive
                 state.rejected = loaded.rejected
+                // What a status read before the open showed goes: the folder, as loaded, is it.
+                state.records = [:]
+                state.syncedRemovals = []
+                state.pendingSince = [:]
+                if state.hasPeeked {
+                    state.lastError = nil  // the peek's: no sync ran before the open
+                }
                 state.settle(loaded.records)
                 state.publish()
             }

@@ -16,14 +16,18 @@ extension SyncReplica {
     ///   horizon was removed, and goes. A pending change made on a record the server lost is
     ///   settled by stamp too.
     /// - ``SyncRefusal/epochChanged``: the server's records replace the replica's, and every
-    ///   difference, pending changes included, is archived; nothing is pushed.
+    ///   difference, pending changes and acknowledged removals included, is archived; nothing
+    ///   is pushed.
     ///
     /// The refusal is recorded before the pull, so a crash in the middle starts it again.
     func resync(answering refusal: SyncRefusal?) async throws -> SyncRefusal? {
         enter(.resyncing)
         if let refusal {
             try await exclusively {
-                var meta = withState { $0.meta! }
+                // The meta with the clock as it is now: the one of the last commit is older
+                // than the stamps of the local changes made since, and taking it would turn
+                // the clock back below them.
+                var meta = withState { $0.currentMeta! }
                 guard meta.resync != refusal else { return }
                 meta.resync = refusal
                 try await commit(ReplicaFiles.Changes(meta: meta))
@@ -46,6 +50,7 @@ extension SyncReplica {
                 cursor: position, seen: seen, limit: max(1, options.pullPageSize), isResync: true,
                 archivedAfter: cursor)
             let page = try await remote.pull(request)
+            try Self.check(page, answers: request, from: remote.label)
             if let refusal = page.refusal {
                 if refusal == .epochChanged, pageEpoch != nil {
                     // A new epoch while paging: start over in it.
@@ -182,7 +187,12 @@ extension SyncReplica {
                     changed[key] = LocalRecord(synced: remote)
                     continue
                 }
-                if let local, local.isPending || local.value != nil {
+                // Every difference is archived: a pending change, a value, and a removal the
+                // server acknowledged, which the server (restored from a backup, or the account
+                // taken back to the epoch of one) may have lost. A removal differs from a key
+                // the server has no record of too: a tombstone orders later saves, and the
+                // server taking a save over absence would otherwise drop it unarchived.
+                if let local {
                     archived.append(
                         SyncConflict(
                             key: key, value: local.value, stamp: local.identity, cause: .newEpoch,

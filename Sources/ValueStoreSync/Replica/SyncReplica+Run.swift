@@ -12,7 +12,8 @@ extension SyncReplica {
     /// syncing.cancel()
     /// ```
     ///
-    /// It syncs once as it starts. After a failure it waits, twice as long after each failure in
+    /// It subscribes to the remote's pokes, then syncs once: a change another device pushes after
+    /// that first pull is poked, never missed. After a failure it waits, twice as long after each failure in
     /// a row (``SyncOptions/retryDelay`` up to ``SyncOptions/maximumRetryDelay``), and tries
     /// again; nothing pending is ever dropped, and ``SyncStatus/lastError`` shows the failure.
     /// While nothing is pending and the pokes stream is alive, it makes no request at all.
@@ -21,6 +22,8 @@ extension SyncReplica {
     ///   returns when its task is cancelled.
     public func run() async throws {
         try await open()
+        // Subscribed before the first sync rings: a change pushed after its pull is poked.
+        let pokes = remote.pokes()
         let (doorbell, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         withState { state in
             state.doorbell = continuation
@@ -36,7 +39,7 @@ extension SyncReplica {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in self.remote.pokes() {
+                for await _ in pokes {
                     self.withState { $0.ring(pull: true) }
                 }
                 self.withState { state in

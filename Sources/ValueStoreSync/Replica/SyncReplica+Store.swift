@@ -14,7 +14,7 @@ extension SyncReplica {
     /// ```
     ///
     /// A load reads the key's record from memory: the latest local change, or the latest record
-    /// pulled. A save, remove or update is one durable commit of the key's record, marked pending,
+    /// pulled; first, when another process sharing the folder committed since, what it committed. A save, remove or update is one durable commit of the key's record, marked pending,
     /// and returns: it never waits for the network. `update` is atomic on this device; across
     /// devices it is atomic only under `.compareAndSet` (a concurrent update is archived and the
     /// value becomes the server's) and `.merge`. A save or update that leaves the value's bytes
@@ -25,7 +25,9 @@ extension SyncReplica {
     /// the key that meets another device's change stays pending, never overwritten unmerged.
     ///
     /// - Parameters:
-    ///   - key: The key, the same on every device.
+    ///   - key: The key, the same on every device. Two spellings of one text (canonically
+    ///     equivalent Unicode, such as a precomposed "é" and "e" with a combining accent) are one
+    ///     key, kept and sent in its canonical composition (NFC), as every server keeps it.
     ///   - type: The value's type.
     ///   - policy: How concurrent changes of the key are settled; last writer wins by default.
     /// - Returns: A store of the key.
@@ -35,6 +37,8 @@ extension SyncReplica {
         policy: SyncPolicy<Value> = .lastWriterWins
     ) -> ValueStore<Void, Value> {
         let label = "key '\(key)' in \(label)"
+        // One key, however it is spelled: its canonical composition, as on every server.
+        let key = SyncKey.normalized(key)
         if let merge = policy.merge, policy.kind == .merge {
             let encoded: EncodedMerge = { base, local, remote in
                 let merged = merge(
@@ -56,6 +60,7 @@ extension SyncReplica {
             label: label,
             load: { _ in
                 try await self.open()
+                try await self.catchUpIfNeeded()
                 guard let data = self.withState({ $0.records[key]?.value }) else {
                     throw ValueStoreError(.notFound, store: label)
                 }
@@ -97,8 +102,10 @@ extension SyncReplica {
             try await body(&value)
             guard value != previous?.value else { return }
             let now = options.clock.milliseconds
+            // After the key's records too, though the clock went back below one stamped in the
+            // server's future: a change is later than the record it was made on.
             let stamp = withState { state in
-                state.clock.stamp(now: now, replica: state.meta!.id)
+                state.clock.stamp(now: now, replica: state.meta!.id, after: previous?.serverStamps ?? [])
             }
             let record = LocalRecord.change(on: previous, key: key, value: value, stamp: stamp, policy: policy)
             try await commitLocal(ReplicaFiles.Changes(records: [key: record]))
@@ -112,8 +119,10 @@ extension SyncReplica {
             let now = options.clock.milliseconds
             let changed = withState { state in
                 var changed: [String: LocalRecord?] = [:]
-                for (key, value) in values where state.records[key]?.value != value {
-                    let stamp = state.clock.stamp(now: now, replica: state.meta!.id)
+                for (key, value) in values.map({ (SyncKey.normalized($0.key), $0.value) })
+                where state.records[key]?.value != value {
+                    let stamp = state.clock.stamp(
+                        now: now, replica: state.meta!.id, after: state.records[key]?.serverStamps ?? [])
                     changed[key] = LocalRecord.change(
                         on: state.records[key], key: key, value: value, stamp: stamp, policy: policy)
                 }

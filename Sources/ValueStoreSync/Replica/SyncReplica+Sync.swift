@@ -48,6 +48,7 @@ extension SyncReplica {
     /// `pulling`). A refusal makes it start again with the whole-state pull the refusal calls
     /// for, a few times at most.
     func syncRound(pulling: Bool) async throws {
+        try await catchUpIfNeeded()  // another process's changes, to push and to show
         var refusal = withState { $0.meta?.resync }
         for _ in 0..<8 {
             let hasPulled = withState { $0.meta?.hasPulled ?? false }
@@ -78,35 +79,18 @@ extension SyncReplica {
     /// Pushes the pending changes in batches until none is left that can go (a `.merge` change
     /// waiting for its store stays), or a refusal, which it returns.
     ///
-    /// The pending keys are sorted once, and each batch takes the next of them that are still
-    /// pending; keys pending again (a merge, a change made during the push) go once those are
-    /// sent, in a sort of their own. Sorting every record for each batch cost `n²`.
+    /// - Throws: The remote's error; or ``/ValueStore/ValueStoreError/Code/unavailable`` when
+    ///   changes that could go are still pending after as many pushes as their batches and a
+    ///   few more (the server kept answering without settling them), saying why.
     func pushPending() async throws -> SyncRefusal? {
         var waiting: Set<String> = []
         let batchSize = max(1, options.pushBatchSize)
         let passes = withState { $0.pendingSince.count } / batchSize + 8
-        var queue: ArraySlice<String> = []
+        var tooFarAhead = 0
+        var order = PushOrder()
         for _ in 0..<passes {
             let request = withState { state -> SyncPushRequest? in
-                var changes: [SyncRecord] = []
-                var taken: Set<String> = []
-                var isSorted = false
-                while changes.count < batchSize {
-                    if queue.isEmpty {
-                        // One sort sees every key this batch can take.
-                        guard !isSorted else { break }
-                        isSorted = true
-                        queue = ArraySlice(
-                            state.pendingSince.keys.filter { !waiting.contains($0) && !taken.contains($0) }.sorted())
-                        if queue.isEmpty { break }
-                    }
-                    let key = queue.removeFirst()
-                    if let record = state.records[key], record.isPending, !waiting.contains(key),
-                        taken.insert(key).inserted
-                    {
-                        changes.append(record.record(key: key))
-                    }
-                }
+                let changes = order.batch(of: batchSize, from: state, skipping: waiting)
                 guard !changes.isEmpty, let meta = state.meta else { return nil }
                 return SyncPushRequest(
                     account: account.id, replica: meta.id, epoch: meta.epoch, seen: meta.seen, cursor: meta.cursor,
@@ -119,23 +103,26 @@ extension SyncReplica {
             if let refusal = response.refusal {
                 return refusal
             }
-            guard response.outcomes.count == request.changes.count else {
-                throw ValueStoreError(
-                    .corrupted, store: remote.label,
-                    reason:
-                        "the server answered \(response.outcomes.count) outcomes to \(request.changes.count) changes")
-            }
+            let settled = try Self.pair(response, with: request, from: remote.label)
+            tooFarAhead = response.outcomes.count { $0 == .tooFarAhead }
             try await exclusively {
-                try await settle(request.changes, response, now: now, waiting: &waiting)
+                try await settle(settled, serverTime: response.serverTime, now: now, waiting: &waiting)
             }
         }
-        return nil
+        let undelivered = withState { state in state.records.count { $0.value.isPending && !waiting.contains($0.key) } }
+        guard undelivered > 0 else { return nil }
+        throw ValueStoreError(
+            .unavailable, store: label,
+            reason: "\(undelivered) changes are still pending after \(passes) pushes: "
+                + (tooFarAhead > 0
+                    ? "the server refused \(tooFarAhead) of the last push's stamps as too far in its future"
+                    : "the server kept answering without settling them"))
     }
 
-    /// Applies a push's outcomes to the records, in one commit.
+    /// Applies a push's outcomes, each with the change it settles, to the records, in one commit.
     private func settle(
-        _ sent: [SyncRecord],
-        _ response: SyncPushResponse,
+        _ settled: [(change: SyncRecord, outcome: SyncPushResponse.Outcome)],
+        serverTime: Int64,
         now: Int64,
         waiting: inout Set<String>
     ) async throws {
@@ -143,7 +130,7 @@ extension SyncReplica {
             ($0.meta!, $0.records, $0.rejected, $0.merges, $0.archive)
         }
         meta.clock = withState { state in
-            state.clock.observe(serverTime: response.serverTime, now: now)
+            state.clock.observe(serverTime: serverTime, now: now)
             return state.clock
         }
         var changed: [String: LocalRecord?] = [:]
@@ -152,7 +139,7 @@ extension SyncReplica {
         var lost: [SyncConflict] = []
         var tooFarAhead: [String] = []
         var acknowledged: Set<ServerVersion> = []
-        for (change, outcome) in zip(sent, response.outcomes) {
+        for (change, outcome) in settled {
             let key = change.key
             guard let local = records[key] else { continue }
             let isThisChange = local.stamp == change.stamp
@@ -260,15 +247,20 @@ extension SyncReplica {
             let restamped = Set(tooFarAhead.filter { records[$0]!.identity.replica == meta.id }).union(
                 records.filter {
                     $0.value.isPending && $0.value.identity.replica == meta.id
-                        && $0.value.stamp.milliseconds > response.serverTime
+                        && $0.value.stamp.milliseconds > serverTime
                 }.keys)
             let kept = records.values.filter { $0.isPending && $0.stamp.replica == meta.id }.map(\.stamp)
-                .filter { $0.milliseconds <= response.serverTime }
-            meta.clock.goBack(keeping: kept)
-            for key in restamped.sorted() {
+                .filter { $0.milliseconds <= serverTime }
+            meta.clock.goBack(keeping: kept, serverTime: serverTime)
+            // Each after the server's records of its key: a key whose record is stamped in the
+            // server's future (its clock was ahead) is stamped after that record, last, so that
+            // the other keys' stamps do not follow it.
+            let floors = Dictionary(uniqueKeysWithValues: restamped.map { ($0, records[$0]!.serverStamps) })
+            let highest = floors.mapValues { $0.map(\.reading).max() ?? .zero }
+            for key in restamped.sorted(by: { (highest[$0]!, $0) < (highest[$1]!, $1) }) {
                 var next = records[key]!
                 next.origin = next.identity
-                next.stamp = meta.clock.stamp(now: now, replica: meta.id)
+                next.stamp = meta.clock.stamp(now: now, replica: meta.id, after: floors[key]!)
                 changed[key] = next
             }
             // A change copied with this folder from another replica cannot be stamped again: its
@@ -322,6 +314,7 @@ extension SyncReplica {
             }
             enter(.pulling)
             let page = try await remote.pull(request)
+            try Self.check(page, answers: request, from: remote.label)
             let now = options.clock.milliseconds
             if let refusal = page.refusal {
                 return refusal
@@ -379,7 +372,7 @@ extension SyncReplica {
         // Let go of the copy, so that the commit changes the records in place: with it kept, every
         // page copied every record.
         records = [:]
-        meta.cursor = page.cursor
+        meta.cursor = max(meta.cursor, page.cursor)  // another process sharing the folder may have pulled further
         meta.seen = max(meta.seen, page.cursor)
         // A page that brings nothing commits nothing: the clock alone is not worth a write (on
         // opening, it starts after every stamp in the file anyway).

@@ -37,8 +37,10 @@ import ValueStore
 ///   every newer record this replica holds; a new epoch makes the replica take the server's
 ///   state and archive its own differences.
 ///
-/// One `SyncReplica` at a time may use an account's folder: the replica keeps its state in
-/// memory and writes it through. The stores it returns may be used from any task.
+/// Processes may share an account's folder (an app and its extensions): each commit takes the
+/// folder's lock and first reads what the others committed, so every acknowledged save of
+/// either is kept and shown by both. A process that may only read the folder loads, and its
+/// saves throw. The stores a replica returns may be used from any task.
 public final class SyncReplica: Sendable {
     /// The account whose values this replica syncs.
     ///
@@ -83,9 +85,10 @@ public final class SyncReplica: Sendable {
     ///                               remote: server.remote(for: account), options: SyncOptions())
     /// ```
     ///
-    /// Nothing is read or written until the replica is first used: then it creates its folder,
-    /// `directory/<account>/`, reads its settings file (`sync.plist`) and, in a new or copied
-    /// folder, makes itself an identity.
+    /// Nothing is read or written until the replica is first used (its status, a store, a
+    /// sync): then it creates its folder, `directory/<account>/`, records its account there
+    /// (`sync.account`) or refuses a folder that records another, reads its settings file
+    /// (`sync.plist`) and journal and, in a new or copied folder, makes itself an identity.
     ///
     /// - Parameters:
     ///   - directory: The directory for the replicas of this device's accounts.
@@ -104,6 +107,19 @@ public final class SyncReplica: Sendable {
         files = ReplicaFiles(
             directory: directory, account: account, options: options.fileOptions,
             foldingSize: options.journalFoldingSize)
+    }
+
+    deinit {
+        // The streams end with the replica: a loop over them finishes, and leaks nothing.
+        let (statuses, conflicts) = state.withLock { state in
+            (Array(state.statusListeners.values), Array(state.conflictListeners.values))
+        }
+        for listener in statuses {
+            listener.finish()
+        }
+        for listener in conflicts {
+            listener.finish()
+        }
     }
 
     /// What errors and labels call this replica.
@@ -132,9 +148,13 @@ public final class SyncReplica: Sendable {
     /// print(status.pendingChanges, status.rejectedChanges.count, status.unresolvedConflicts)
     /// ```
     ///
-    /// Before the replica first opened its folder it shows nothing pending.
+    /// Before the replica opened its folder, the first read of the status reads it (the
+    /// settings file and the journal, on the calling thread): a reopened replica shows the
+    /// changes that wait, before any store is used. A folder that cannot be read shows its
+    /// error as ``SyncStatus/lastError``.
     public var status: SyncStatus {
-        withState { $0.status }
+        peekIfUnopened()
+        return withState { $0.status }
     }
 
     /// The status now, then again after each change of it, for as long as the stream is iterated.
@@ -145,8 +165,12 @@ public final class SyncReplica: Sendable {
     /// }
     /// ```
     ///
+    /// The first status reflects the folder, as ``status`` does. The stream finishes when the
+    /// replica is released.
+    ///
     /// - Returns: A stream that keeps only the newest status for a slow consumer.
     public func statusUpdates() -> AsyncStream<SyncStatus> {
+        peekIfUnopened()
         let (stream, continuation) = AsyncStream<SyncStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // The current status is yielded in the lock, so that an announcement right after cannot
         // come before it; nobody iterates the stream yet, so the yield wakes no task (see
@@ -171,6 +195,8 @@ public final class SyncReplica: Sendable {
     ///     print("\(conflict.key) lost: \(conflict.cause)")
     /// }
     /// ```
+    ///
+    /// The stream finishes when the replica is released.
     ///
     /// - Returns: A stream of conflicts, none of them missed while it is iterated.
     public func conflicts() -> AsyncStream<SyncConflict> {
@@ -243,7 +269,9 @@ public final class SyncReplica: Sendable {
             for (key, record) in pending {
                 changed[key] = .some(record.fallback)
             }
-            try await commit(ReplicaFiles.Changes(records: changed))
+            // The meta too, with the clock past the dropped stamps: a change in flight may have
+            // reached the server, and a stamp made after a reopening must not repeat its.
+            try await commit(ReplicaFiles.Changes(meta: withState { $0.currentMeta }, records: changed))
         }
     }
 }

@@ -189,11 +189,14 @@ public final class InMemorySyncServer: Sendable {
 
     // MARK: Requests
 
-    /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction.
+    /// Settles a push: each change by ``SyncServerRules``, under the lock, as one transaction;
+    /// keys in their canonical composition (``SyncKey``).
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
+        let request = SyncKey.normalizingKeys(of: request)
         let now = clock.milliseconds
         let (response, wrote) = accounts.withLock { accounts in
-            // Taken out, so that changing it does not copy every record the dictionary shares.
+            // Taken out of the dictionary while it changes: a copy left in it would make the
+            // first write copy every record.
             var state =
                 accounts.removeValue(forKey: request.account)
                 ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))

@@ -24,7 +24,9 @@ extension SyncServerRules {
             progress: state.progress[request.replica], cursor: request.cursor, isPush: true, isResync: false)
         {
             return (
-                SyncPushResponse(epoch: state.row.epoch, serverTime: serverTime, refusal: refusal, outcomes: []), false
+                SyncPushResponse(
+                    epoch: state.row.epoch, serverTime: serverTime, refusal: refusal, outcomes: [], settled: []),
+                false
             )
         }
         var outcomes: [SyncPushResponse.Outcome] = []
@@ -52,8 +54,11 @@ extension SyncServerRules {
         }
         state.progress[request.replica] = progress(
             state.progress[request.replica], cursor: request.cursor, given: versions(in: outcomes))
+        // Each outcome names the change it settles, so that the replica can tell a stale or
+        // misrouted answer.
         let response = SyncPushResponse(
-            epoch: state.row.epoch, serverTime: serverTime, refusal: nil, outcomes: outcomes)
+            epoch: state.row.epoch, serverTime: serverTime, refusal: nil, outcomes: outcomes,
+            settled: request.changes.map(SyncChangeName.init(naming:)))
         return (response, wrote)
     }
 
@@ -74,14 +79,17 @@ extension SyncServerRules {
         {
             return SyncPullResponse(
                 epoch: row.epoch, serverTime: serverTime, refusal: refusal, records: [], conflicts: [],
-                cursor: request.cursor, head: row.head, horizon: row.horizon, isComplete: false)
+                cursor: request.cursor, head: row.head, horizon: row.horizon, isComplete: false,
+                account: request.account)
         }
         let limit = max(1, request.limit)
-        let records = state.records.values.map(\.record)
-            .filter { ($0.version ?? .zero) > request.cursor }
-            .sorted { ($0.version ?? .zero) < ($1.version ?? .zero) }
-            .prefix(limit)
-        let (cursor, isComplete) = page(of: Array(records), limit: limit, head: row.head)
+        // The first `limit` records after the cursor, by version (the state may hold more: see above).
+        let records = Array(
+            state.records.values.map(\.record)
+                .filter { ($0.version ?? .zero) > request.cursor }
+                .sorted { ($0.version ?? .zero) < ($1.version ?? .zero) }
+                .prefix(limit))
+        let (cursor, isComplete) = page(of: records, limit: limit, head: row.head)
         let archivedAfter = request.archivedAfter ?? request.cursor
         let conflicts = state.archive
             .filter {
@@ -91,7 +99,7 @@ extension SyncServerRules {
         state.progress[request.replica] = progress(
             state.progress[request.replica], cursor: request.cursor, given: [cursor] + records.compactMap(\.version))
         return SyncPullResponse(
-            epoch: row.epoch, serverTime: serverTime, refusal: nil, records: Array(records), conflicts: conflicts,
-            cursor: cursor, head: row.head, horizon: row.horizon, isComplete: isComplete)
+            epoch: row.epoch, serverTime: serverTime, refusal: nil, records: records, conflicts: conflicts,
+            cursor: cursor, head: row.head, horizon: row.horizon, isComplete: isComplete, account: request.account)
     }
 }

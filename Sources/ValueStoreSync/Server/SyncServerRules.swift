@@ -97,8 +97,10 @@ package enum SyncServerRules {
     /// 3. The current record's own identity: accepted again, or rejected if the content
     ///    differs. A change the current record was made on (its base, or one it replaces) is
     ///    overtaken.
-    /// 4. A stamp more than `maximumClockAhead` milliseconds after `serverTime`:
-    ///    ``SyncPushResponse/Outcome/tooFarAhead``.
+    /// 4. A stamp more than `maximumClockAhead` milliseconds after both `serverTime` and the
+    ///    current record's stamp: ``SyncPushResponse/Outcome/tooFarAhead``. (A record stamped in
+    ///    the server's future, by a server clock that was ahead, makes every replica that saw it
+    ///    stamp after it: a change on its key stamped so is not ahead.)
     /// 5. A change made on the current record applies: its base is the record's identity, or
     ///    the record is one of the earlier changes it replaces, or there is no record and it was
     ///    made on nothing; so does a later change its author pushes over the author's own record.
@@ -154,7 +156,10 @@ package enum SyncServerRules {
                 return PushDecision(.overtaken(record))
             }
         }
-        if change.stamp.milliseconds > serverTime + maximumClockAhead {
+        // A record stamped in the server's future (a server clock that was ahead, then
+        // corrected) is after the server's time; a change stamped after it is not ahead of it.
+        let reference = max(serverTime, current?.record.stamp.milliseconds ?? serverTime)
+        if change.stamp.milliseconds > reference + maximumClockAhead {
             return PushDecision(.tooFarAhead)
         }
         var written = change

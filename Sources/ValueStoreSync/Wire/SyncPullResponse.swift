@@ -14,6 +14,10 @@ public import Foundation
 ///     cursor = page.cursor
 /// } while !page.isComplete
 /// ```
+///
+/// A page names its account (``account``): a replica takes a page of another account for a
+/// transport fault (a misrouted answer) and applies none of it. A page from a server that
+/// predates the field has none, and is taken as before.
 public struct SyncPullResponse: Hashable, Sendable, Codable {
     /// The account's epoch.
     ///
@@ -71,13 +75,19 @@ public struct SyncPullResponse: Hashable, Sendable, Codable {
     /// if page.isComplete { print("up to the head") }
     /// ```
     public var isComplete: Bool
+    /// The account the page is of; `nil` in an answer from a server that predates it.
+    ///
+    /// ```swift
+    /// let misrouted = page.account.map { $0 != account.id } ?? false
+    /// ```
+    public var account: String?
 
     /// A response from its parts.
     ///
     /// ```swift
     /// let page = SyncPullResponse(
     ///     epoch: epoch, serverTime: now, refusal: nil, records: records, conflicts: [],
-    ///     cursor: head, head: head, horizon: .zero, isComplete: true)
+    ///     cursor: head, head: head, horizon: .zero, isComplete: true, account: "user-42")
     /// ```
     ///
     /// - Parameters:
@@ -90,6 +100,7 @@ public struct SyncPullResponse: Hashable, Sendable, Codable {
     ///   - head: The account's head.
     ///   - horizon: Below this version removals may have been collected.
     ///   - isComplete: Whether `cursor` reached the head.
+    ///   - account: The account the page is of; `nil` for an answer taken as before.
     public init(
         epoch: UUID,
         serverTime: Int64,
@@ -99,8 +110,10 @@ public struct SyncPullResponse: Hashable, Sendable, Codable {
         cursor: ServerVersion,
         head: ServerVersion,
         horizon: ServerVersion,
-        isComplete: Bool
+        isComplete: Bool,
+        account: String? = nil
     ) {
+        self.account = account
         self.epoch = epoch
         self.serverTime = serverTime
         self.refusal = refusal

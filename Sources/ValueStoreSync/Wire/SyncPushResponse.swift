@@ -1,7 +1,14 @@
 public import Foundation
 
-/// The server's answer to a ``SyncPushRequest``: one outcome per change, in order, or a refusal of
-/// the whole request.
+/// The server's answer to a ``SyncPushRequest``: one outcome per change, in order, each named by
+/// the change it settles (``settled``), or a refusal of the whole request.
+///
+/// A replica applies an outcome only to the change it names, and takes any other (an outcome
+/// for a change it did not send, a change it sent with no outcome) for a transport fault: the
+/// push's outcome is unknown and the change stays pending. An answer from a server that predates
+/// ``settled`` has none, and its outcomes are matched to the request's changes by position.
+/// As JSON, an answer reads `{"epoch": …, "serverTime": …, "outcomes": [{"accepted": {"_0": 5}}],
+/// "settled": [{"key": "theme", "stamp": {…}}]}`.
 ///
 /// ```swift
 /// let response = try await remote.push(request)
@@ -67,11 +74,21 @@ public struct SyncPushResponse: Hashable, Sendable, Codable {
     /// let applied = response.outcomes.filter { if case .accepted = $0 { true } else { false } }.count
     /// ```
     public var outcomes: [Outcome]
+    /// The change each outcome settles, in the order of ``outcomes``; `nil` in an answer from a
+    /// server that predates it (decoded from JSON without it), whose outcomes are then matched
+    /// to the request's changes by position.
+    ///
+    /// ```swift
+    /// let names = response.settled ?? []
+    /// ```
+    public var settled: [SyncChangeName]?
 
     /// A response from its parts.
     ///
     /// ```swift
-    /// let response = SyncPushResponse(epoch: epoch, serverTime: now, refusal: nil, outcomes: [.accepted(version)])
+    /// let response = SyncPushResponse(
+    ///     epoch: epoch, serverTime: now, refusal: nil, outcomes: [.accepted(version)],
+    ///     settled: [SyncChangeName(naming: change)])
     /// ```
     ///
     /// - Parameters:
@@ -79,10 +96,18 @@ public struct SyncPushResponse: Hashable, Sendable, Codable {
     ///   - serverTime: The server's clock, in milliseconds since 1970.
     ///   - refusal: Why the whole request was refused, if it was.
     ///   - outcomes: One outcome per change.
-    public init(epoch: UUID, serverTime: Int64, refusal: SyncRefusal?, outcomes: [Outcome]) {
+    ///   - settled: The change each outcome settles; `nil` for an answer matched by position.
+    public init(
+        epoch: UUID,
+        serverTime: Int64,
+        refusal: SyncRefusal?,
+        outcomes: [Outcome],
+        settled: [SyncChangeName]? = nil
+    ) {
         self.epoch = epoch
         self.serverTime = serverTime
         self.refusal = refusal
         self.outcomes = outcomes
+        self.settled = settled
     }
 }

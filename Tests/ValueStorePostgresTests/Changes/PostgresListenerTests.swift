@@ -51,6 +51,39 @@ extension PostgresTests {
             }
         }
 
+        /// Silence is measured from the last thing heard, so a notification that arrived just
+        /// before the connection died does not buy it another heartbeat. The bound asserted is the
+        /// one the guide states, twice `heartbeatInterval` (4 s here), with half a heartbeat to
+        /// spare; measured from before that notification, it took three (6 s).
+        @Test func aListenerThatWentSilentJustAfterANotificationIsFoundWithinTwoHeartbeats() async throws {
+            try await TCPForwarder.withForwarder { forwarder in
+                try await PostgresServer.withClient(configuration: forwarder.configuration(maximumConnections: 4)) {
+                    here in
+                    try await PostgresServer.withClient { there in
+                        let name = PostgresServer.scratchName()
+                        var configured = try PostgresValueTable(client: here, name: name)
+                        configured.heartbeatInterval = .seconds(2)
+                        configured.operationTimeout = .seconds(1)
+                        let table = configured
+                        try await table.createIfNeeded()
+                        let remote = try PostgresValueTable(client: there, name: name).store("count", as: Int.self)
+                        let states = RecordedStates(table.store("count", as: Int.self).changes())
+                        defer { states.cancel() }
+                        // Following: its first heartbeat was just answered, and the next
+                        // heartbeat's wait has begun.
+                        #expect(await eventually { table.isFollowingChanges }, "listening")
+                        try await remote.save(1)
+                        #expect(await eventually { states.values.contains(1) }, "heard")
+                        forwarder.blackholeOpenConnections()
+                        let silent = ContinuousClock.now
+                        #expect(await eventually(seconds: 10) { !table.isFollowingChanges }, "found dead")
+                        let found = ContinuousClock.now - silent
+                        #expect(found < .seconds(5), "found \(found) after it went silent")
+                    }
+                }
+            }
+        }
+
         @Test func aCacheServesNothingItsListenerCannotVouchFor() async throws {
             try await TCPForwarder.withForwarder { forwarder in
                 try await PostgresServer.withClient(configuration: forwarder.configuration(maximumConnections: 4)) {

@@ -45,6 +45,60 @@ extension PostgresTests {
             }
         }
 
+        /// A transaction-mode pooler lends the server connection that answered the store's
+        /// `pg_backend_pid()` to whoever asks next: cancelling by that pid would cancel another
+        /// client's statement, never the store's own. The store closes its connection instead.
+        @Test func aWritePastItsTimeoutThroughATransactionModePoolerNeverCancelsAnotherClientsStatement()
+            async throws
+        {
+            let bouncer = try await PgBouncer.start(poolMode: "transaction", serverConnections: 3)
+            defer { Task { try? await bouncer.stop() } }
+            try await PostgresServer.withClient { direct in
+                let table = try await PostgresServer.scratchTable(direct)
+                try await PostgresServer.withClient(configuration: bouncer.configuration(maximumConnections: 2)) {
+                    client in
+                    try await PostgresServer.withClient(configuration: bouncer.configuration(maximumConnections: 1)) {
+                        other in
+                        var configured = try PostgresValueTable(client: client, name: table.name)
+                        configured.operationTimeout = .milliseconds(500)
+                        let count = configured.store("count", as: Int.self)
+                        // The store's connection runs on the pooler's one server connection so far.
+                        try await count.save(1)
+                        // Another client of the pooler gets that server connection next.
+                        let sleeping = Task { try await PostgresServer.execute(other, "SELECT pg_sleep(3)") }
+                        #expect(
+                            try await eventually {
+                                try await PostgresServer.integer(
+                                    direct,
+                                    "SELECT count(*)::bigint FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3)' AND state = 'active'"
+                                ) == 1
+                            })
+                        // The store's next write waits on a row lock, on the other server connection.
+                        let (locked, hasLocked) = AsyncStream.makeStream(of: Void.self)
+                        let (released, release) = AsyncStream.makeStream(of: Void.self)
+                        let holding = Task {
+                            try await direct.withTransaction(logger: Logger(label: "tests")) { connection in
+                                for try await _ in try await connection.query(
+                                    "SELECT key FROM \(unescaped: table.name) WHERE key = 'count' FOR UPDATE",
+                                    logger: Logger(label: "tests")
+                                ) {}
+                                hasLocked.yield()
+                                for await _ in released {}
+                            }
+                        }
+                        for await _ in locked { break }
+                        let error = await #expect(throws: ValueStoreError.self) { try await count.save(2) }
+                        #expect(error?.code == .outcomeUnknown, "\(error.map { "\($0)" } ?? "")")
+                        release.finish()
+                        try await holding.value
+                        await #expect(throws: Never.self, "another client's statement was cancelled") {
+                            try await sleeping.value
+                        }
+                    }
+                }
+            }
+        }
+
         @Test func streamsThroughATransactionModePoolerSayTheyCannotFollowChanges() async throws {
             let bouncer = try await PgBouncer.start(poolMode: "transaction", serverConnections: 2)
             defer { Task { try? await bouncer.stop() } }

@@ -13,8 +13,8 @@ import ValueStoreTestSupport
 /// must still be there), devices stopped with `SIGSTOP`, clocks minutes off. Once each, at a
 /// random step: an immediate restart of the server, an account switch, a copied device folder
 /// started as a fifth device, a restore of the sync tables from a `pg_dump` taken earlier (same
-/// epoch, devices having pushed since), and a new epoch. Then every fault stops, every replica in
-/// every folder syncs until quiet, and ``ChaosChecker`` checks every invariant.
+/// epoch, devices having pushed since), and a new epoch, before or after it. Then every fault
+/// stops, every replica in every folder syncs until quiet, and ``ChaosChecker`` checks it all.
 ///
 /// The seed decides the steps; the timing of each device's background sync does not repeat.
 final class PostgresSyncChaosSchedule {
@@ -102,15 +102,15 @@ final class PostgresSyncChaosSchedule {
         return ChaosChecker(model: model, server: server, replicas: healed, renewed: renewed).problems()
     }
 
-    /// Where each event happens among `steps`: the dump before the restore, with steps between
-    /// for devices to push, and the new epoch after both (a restore would bring the old epoch
-    /// back); `nil` for a random step.
+    /// Where each event happens among `steps`: the dump, steps for devices to push, then the
+    /// restore and the new epoch in either order (a restore after it brings the old epoch back,
+    /// another new epoch to replicas that took it); `nil` for a random step.
     private func plan(steps: Int) -> [Event?] {
         var plan = [Event?](repeating: nil, count: max(steps, 12))
-        let third = plan.count / 3
+        let (third, epochLast) = (plan.count / 3, chance(50))
         plan[Int.random(in: 0..<third, using: &random)] = .dumpServer
-        plan[Int.random(in: third..<2 * third, using: &random)] = .restoreServer
-        plan[Int.random(in: 2 * third..<plan.count, using: &random)] = .newEpoch
+        plan[Int.random(in: third..<2 * third, using: &random)] = epochLast ? .restoreServer : .newEpoch
+        plan[Int.random(in: 2 * third..<plan.count, using: &random)] = epochLast ? .newEpoch : .restoreServer
         for event in [Event.restartServer, .switchAccount, .copyDevice] {
             let free = plan.indices.filter { plan[$0] == nil }
             plan[pick(free)] = event

@@ -78,6 +78,26 @@ extension PostgresTests {
             }
         }
 
+        /// A temporary schema's rows live in one pooled session and vanish with it, so a value
+        /// table or a sync server there would lose acknowledged saves: refused at once, like a
+        /// system schema, in any case and with any backend number.
+        @Test(arguments: [
+            "pg_temp.values", "PG_TEMP.values", "Pg_Temp_3.values", "pg_temp_12.values", "pg_toast_temp_1.values",
+        ])
+        func aTemporarySchemaIsRefused(name: String) async throws {
+            try await PostgresServer.withClient { client in
+                let table = try #require(throws: ValueStoreError.self) {
+                    try PostgresValueTable(client: client, name: name)
+                }
+                #expect(table.code == .invalidConfiguration)
+                #expect("\(table)".contains("temporary"), "\(table)")
+                let sync = try #require(throws: ValueStoreError.self) {
+                    try PostgresSyncTable(client: client, name: name)
+                }
+                #expect(sync.code == .invalidConfiguration)
+            }
+        }
+
         @Test(arguments: [
             ("key text PRIMARY KEY, value text NOT NULL, version bigint NOT NULL, updated_at timestamptz", "value"),
             ("key text PRIMARY KEY, value bytea NOT NULL, version integer NOT NULL, updated_at timestamptz", "version"),

@@ -11,7 +11,7 @@ enum Theme: String, Codable, Sendable {
     case dark
 }
 
-@Suite struct SyncGuideExamplesTests {
+@Suite(.timeLimit(.minutes(2))) struct SyncGuideExamplesTests {
     @Test func usage() async throws {
         try await SyncSandbox.with { sandbox in
             let syncFolder = sandbox.folder("phone")

@@ -5,7 +5,7 @@ import ValueStoreSync
 
 /// Edits a fresh device makes before its first complete pull, against values the user already
 /// has on the server.
-@Suite struct FirstSyncTests {
+@Suite(.timeLimit(.minutes(2))) struct FirstSyncTests {
     @Test func byDefaultTheServersValuesWinAndTheEditsAreArchived() async throws {
         try await SyncSandbox.with { sandbox in
             let laptop = try sandbox.replica("laptop")

@@ -4,7 +4,7 @@ import ValueStore
 import ValueStoreSync
 
 /// Pushes that are lost, repeated, batched or refused.
-@Suite struct PushTests {
+@Suite(.timeLimit(.minutes(2))) struct PushTests {
     static let counter = SyncPolicy<[String: Int]>.merge { _, local, remote in
         (local ?? [:]).merging(remote ?? [:], uniquingKeysWith: max)
     }

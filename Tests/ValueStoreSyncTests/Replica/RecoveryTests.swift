@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
 import ValueStore
 import ValueStoreSync
 
 /// Copied directories, servers restored from a backup, new epochs, collected removals.
-@Suite struct RecoveryTests {
+@Suite(.timeLimit(.minutes(2))) struct RecoveryTests {
     @Test func aCopiedFolderMakesItselfANewIdentity() async throws {
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")
@@ -57,6 +58,39 @@ import ValueStoreSync
         }
     }
 
+    /// A `restored` refusal records itself in the replica's file before the whole-state pull;
+    /// that commit must not carry the clock of the last sync, older than the stamps of the saves
+    /// made since, or the next save reuses one of their stamps (frozen clocks make it certain)
+    /// and the server, which knows that stamp, refuses it as a copied folder.
+    @Test func aRestoredRefusalNeverTurnsTheClockBack() async throws {
+        let frozen = SyncClock { Date(timeIntervalSince1970: 1_800_000_000) }
+        try await SyncSandbox.with(server: InMemorySyncServer(clock: frozen)) { sandbox in
+            var options = SyncSandbox.options()
+            options.clock = frozen
+            let faulty = FaultyRemote(sandbox.server.remote(for: sandbox.account))
+            let phone = try sandbox.replica("phone", remote: faulty.remote, options: options)
+            let backup = sandbox.server.snapshot()
+            try await phone.store("theme", as: String.self).save("dark")
+            try await phone.syncNow()
+            sandbox.server.restore(backup)
+            try await phone.store("draft", as: String.self).save("one")
+            // Refused `restored`, resynced; then the push back applies and its answer is lost.
+            let pushes = Atomic(0)
+            faulty.faults { call in
+                guard call == .push else { return .pass }
+                return pushes.add(1, ordering: .relaxed).newValue == 1 ? .pass : .dropAnswer
+            }
+            let lostAnswer = await #expect(throws: ValueStoreError.self) { try await phone.syncNow() }
+            #expect(lostAnswer?.code == .outcomeUnknown)
+            faulty.always(.pass)
+            try await phone.store("draft", as: String.self).save("two")
+            try await phone.syncNow()
+            #expect(phone.status.rejectedChanges.isEmpty)
+            #expect(phone.status.pendingChanges == 0)
+            #expect(sandbox.server.state(of: sandbox.account)?.records["draft"]?.record.value == json("two"))
+        }
+    }
+
     @Test func aNewEpochTakesTheServersStateAndArchivesDifferences() async throws {
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")
@@ -77,6 +111,38 @@ import ValueStoreSync
             // Nothing of before was pushed.
             #expect(sandbox.server.state(of: sandbox.account)?.records["draft"] == nil)
             #expect(phone.status.pendingChanges == 0)
+        }
+    }
+
+    /// A removal the server acknowledged is a difference like any other when a new epoch meets
+    /// a server restored from a backup that still has the value, in either order: archived.
+    @Test(arguments: [true, false])
+    func aNewEpochOverARestoredServerArchivesASyncedRemoval(restoringFirst: Bool) async throws {
+        try await SyncSandbox.with { sandbox in
+            let phone = try sandbox.replica("phone")
+            let draft = phone.store("draft", as: String.self)
+            try await draft.save("kept on the backup")
+            try await phone.syncNow()
+            let backup = sandbox.server.snapshot()
+            try await draft.remove()
+            try await phone.syncNow()
+            #expect(phone.status.pendingChanges == 0)
+            if restoringFirst {
+                sandbox.server.restore(backup)
+                try await sandbox.server.startNewEpoch(for: sandbox.account)
+            } else {
+                // The phone takes the new epoch; the restore then takes the account back to
+                // the old one.
+                try await sandbox.server.startNewEpoch(for: sandbox.account)
+                try await phone.syncNow()
+                sandbox.server.restore(backup)
+            }
+            try await phone.syncNow()
+            #expect(try await draft.load() == "kept on the backup")
+            let archived = try await phone.archivedConflicts()
+            #expect(archived.map(\.key) == ["draft"])
+            #expect(archived.first?.value == nil)
+            #expect(archived.first?.cause == .newEpoch)
         }
     }
 

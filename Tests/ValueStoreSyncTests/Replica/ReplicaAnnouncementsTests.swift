@@ -3,7 +3,7 @@ import Testing
 
 @testable import ValueStoreSync
 
-@Suite struct ReplicaAnnouncementsTests {
+@Suite(.timeLimit(.minutes(3))) struct ReplicaAnnouncementsTests {
     /// A status told inside the replica's lock deadlocked with a status stream's consumer
     /// cancelled at the same moment: the yield waits for the consumer task's lock, which its
     /// cancellation holds while the stream leaves through the replica's lock.

@@ -5,7 +5,7 @@ import ValueStore
 @testable import ValueStoreSync
 
 /// The replica's journal: what a crash can leave in it, what is corruption, and folding.
-@Suite struct ReplicaJournalTests {
+@Suite(.timeLimit(.minutes(2))) struct ReplicaJournalTests {
     static let account = SyncAccount(id: "user-42")
 
     /// A commit of one record whose value is `text`.

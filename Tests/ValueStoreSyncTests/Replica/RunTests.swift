@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
 import ValueStore
 import ValueStoreSync
 
 /// `run()`: pushes and pulls on its own, and is quiet while idle.
-@Suite struct RunTests {
+@Suite(.timeLimit(.minutes(2))) struct RunTests {
     @Test func runningReplicasDeliverEachOthersChanges() async throws {
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")
@@ -15,15 +16,50 @@ import ValueStoreSync
                 phoneSync.cancel()
                 laptopSync.cancel()
             }
-            var states = laptop.store("theme", as: String.self).changes().makeAsyncIterator()
-            _ = await states.next()
+            let states = laptop.store("theme", as: String.self).changes()
             try await phone.store("theme", as: String.self).save("dark")
-            try await phone.waitUntilPushed()
-            var seen: String?
-            while seen != "dark", let state = await states.next() {
-                seen = state.value
-            }
-            #expect(seen == "dark")
+            try await within(.seconds(30), "the phone's push") { try await phone.waitUntilPushed() }
+            #expect(try await delivered("dark", to: states, "the laptop's stream showing the phone's save"))
+        }
+    }
+
+    @Test func aChangePushedRightAfterTheFirstPullIsDelivered() async throws {
+        try await SyncSandbox.with { sandbox in
+            let laptop = try sandbox.replica("laptop")
+            let inner = sandbox.server.remote(for: sandbox.account)
+            let firstSyncPulled = DispatchSemaphore(value: 0)
+            let pulls = Mutex(0)
+            // Another device pushes right after the phone's first sync pulled, and the
+            // remote's pokes take that long to subscribe (at most a second): the interleaving
+            // that a run() subscribing after its first pull loses.
+            let remote = SyncRemote(
+                label: "slow to subscribe",
+                push: { try await inner.push($0) },
+                pull: { request in
+                    let response = try await inner.pull(request)
+                    // The first round's last pull: its pull to the head, after its whole-state
+                    // pull.
+                    if !request.isResync,
+                        pulls.withLock({ pulls in
+                            pulls += 1
+                            return pulls == 1
+                        })
+                    {
+                        try await laptop.store("theme", as: String.self).save("dark")
+                        try await laptop.syncNow()
+                        firstSyncPulled.signal()
+                    }
+                    return response
+                },
+                pokes: {
+                    _ = firstSyncPulled.wait(timeout: .now() + 1)
+                    return inner.pokes()
+                })
+            let phone = try sandbox.replica("phone", remote: remote)
+            let syncing = Task { try await phone.run() }
+            defer { syncing.cancel() }
+            let states = phone.store("theme", as: String.self).changes()
+            #expect(try await delivered("dark", to: states, "the phone's stream showing the laptop's save"))
         }
     }
 
@@ -36,7 +72,7 @@ import ValueStoreSync
             let syncing = Task { try await phone.run() }
             defer { syncing.cancel() }
             try await phone.store("theme", as: String.self).save("dark")
-            try await phone.waitUntilPushed()
+            try await within(.seconds(30), "the phone's push") { try await phone.waitUntilPushed() }
             // Let the poke of its own push be answered, then count over an idle stretch.
             var before = -1
             while before != faulty.requests {
@@ -62,22 +98,34 @@ import ValueStoreSync
             let syncing = Task { try await phone.run() }
             defer { syncing.cancel() }
             try await phone.store("theme", as: String.self).save("dark")
-            while faulty.requests < 3 {
-                try await Task.sleep(for: .milliseconds(10))
+            try await within(.seconds(30), "three tries") {
+                while faulty.requests < 3 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
             }
             #expect(phone.status.pendingChanges == 1)
             faulty.always(.pass)
-            try await phone.waitUntilPushed()
+            try await within(.seconds(30), "the phone's push") { try await phone.waitUntilPushed() }
             // A change made on another device arrives by polling.
             let laptop = try sandbox.replica("laptop")
             try await laptop.store("fontSize", as: Int.self).save(16)
             try await laptop.syncNow()
-            var states = phone.store("fontSize", as: Int.self).changes().makeAsyncIterator()
-            var size: Int?
-            while size != 16, let state = await states.next() {
-                size = state.value
-            }
-            #expect(size == 16)
+            let states = phone.store("fontSize", as: Int.self).changes()
+            #expect(try await delivered(16, to: states, "the phone's stream showing the laptop's save, by polling"))
         }
+    }
+}
+
+/// Whether `states` shows `value` within 30 seconds; a wait that runs out fails by `name`.
+func delivered<Value: Equatable & Sendable>(
+    _ value: Value,
+    to states: StoredStates<Value>,
+    _ name: String
+) async throws -> Bool {
+    try await within(.seconds(30), name) {
+        for await state in states where state.value == value {
+            return true
+        }
+        return false
     }
 }

@@ -5,7 +5,7 @@ import ValueStoreSync
 import ValueStoreTestSupport
 
 /// A returned local save survives `kill -9`, with its outbox mark.
-@Suite struct SyncCrashTests {
+@Suite(.timeLimit(.minutes(2))) struct SyncCrashTests {
     @Test func everyReturnedSaveSurvivesAKill() async throws {
         try await SyncSandbox.with { sandbox in
             let directory = sandbox.folder("device")
@@ -14,7 +14,9 @@ import ValueStoreTestSupport
                 let writer = try HelperProcess("sync-save-loop", directory.path(percentEncoded: false))
                 // Killed after a few of its saves returned: partway through the next ones.
                 for _ in 0..<(2 + round % 4) {
-                    guard let line = await writer.nextLine() else { break }
+                    guard
+                        let line = try await within(.seconds(60), "the writer's next save", { await writer.nextLine() })
+                    else { break }
                     reported = max(reported, Int(line) ?? 0)
                 }
                 writer.kill()

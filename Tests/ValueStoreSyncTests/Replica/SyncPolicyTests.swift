@@ -4,7 +4,7 @@ import ValueStore
 import ValueStoreSync
 
 /// Each policy, on two devices that change one key without seeing each other's change.
-@Suite struct SyncPolicyTests {
+@Suite(.timeLimit(.minutes(2))) struct SyncPolicyTests {
     /// Two replicas that both pulled once, so their edits are concurrent and not first-sync edits.
     static func pair(_ sandbox: SyncSandbox) async throws -> (SyncReplica, SyncReplica) {
         let phone = try sandbox.replica("phone")

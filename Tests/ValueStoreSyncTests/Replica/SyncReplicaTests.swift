@@ -3,7 +3,7 @@ import Testing
 import ValueStore
 import ValueStoreSync
 
-@Suite struct SyncReplicaTests {
+@Suite(.timeLimit(.minutes(2))) struct SyncReplicaTests {
     @Test func twoReplicasOfOneAccountConverge() async throws {
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")

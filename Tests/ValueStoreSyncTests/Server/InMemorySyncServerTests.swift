@@ -4,7 +4,7 @@ import ValueStore
 import ValueStoreSync
 
 /// The reference server's own API: its remote, pokes, archive, epochs and collection.
-@Suite struct InMemorySyncServerTests {
+@Suite(.timeLimit(.minutes(2))) struct InMemorySyncServerTests {
     static let account = SyncAccount(id: "user-42")
     static let phone = ReplicaID("phone")
 

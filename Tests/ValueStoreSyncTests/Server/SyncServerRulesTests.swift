@@ -3,7 +3,7 @@ import Testing
 import ValueStoreSync
 
 /// Each of the server's rules, as the pure functions both servers run.
-@Suite struct SyncServerRulesTests {
+@Suite(.timeLimit(.minutes(2))) struct SyncServerRulesTests {
     static let phone = ReplicaID("phone")
     static let laptop = ReplicaID("laptop")
     static let now: Int64 = 1_700_000_000_000

@@ -132,6 +132,80 @@ import ValueStoreTestSupport
         }
     }
 
+    // MARK: - Only the committed value is encoded
+
+    /// A value that counts its encodings through its encoder's `userInfo`, and refuses to be
+    /// encoded when negative.
+    struct Counted: Codable, Sendable {
+        static let encodings = CodingUserInfoKey(rawValue: "encodings")!
+        var value: Int
+
+        init(value: Int) { self.value = value }
+
+        init(from decoder: any Decoder) throws {
+            value = try decoder.singleValueContainer().decode(Int.self)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            (encoder.userInfo[Self.encodings] as? Calls)?.increment()
+            guard value >= 0 else {
+                throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "negative"))
+            }
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        }
+    }
+
+    /// A `jsonFile` store over `commits`' file system, counting its encodings.
+    static func countingJSONStore(_ url: URL, _ commits: HeldCommits, encodings: Calls) -> ValueStore<Void, Int> {
+        let encoder = JSONEncoder()
+        encoder.userInfo[Counted.encodings] = encodings
+        return ValueStore<Void, Counted>.jsonFile(
+            url, encoder: encoder, decoder: JSONDecoder(), options: .default, fileSystem: commits.fileSystem
+        ).map(load: \.value, save: { Counted(value: $0) })
+    }
+
+    @Test func savesThatShareACommitEncodeOnlyTheValueCommitted() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let commits = HeldCommits(url)
+            let encodings = Calls()
+            let store = Self.countingJSONStore(url, commits, encodings: encodings)
+            let key = DurableFile(url, options: .default, fileSystem: .live).commitKey
+            let first = Task { try await store.save(0) }
+            await commits.firstCommitHeld()
+            let burst = await Self.saves(of: 1...200, to: store, key: key)
+            _ = commits.released.signal()
+            _ = try await first.value
+            for save in burst {
+                try await save.value
+            }
+            #expect(try await store.load() == 200)
+            #expect(encodings.value == 2, "the first value and the last arrival's; \(encodings.value) were encoded")
+        }
+    }
+
+    @Test func aValueThatFailsToEncodeFailsOnlyItsOwnSave() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "count.json")
+            let commits = HeldCommits(url)
+            let store = Self.countingJSONStore(url, commits, encodings: Calls())
+            let key = DurableFile(url, options: .default, fileSystem: .live).commitKey
+            let first = Task { try await store.save(0) }
+            await commits.firstCommitHeld()
+            let burst = await Self.saves(of: 1...2, to: store, key: key)
+            let failing = Task { try await store.save(-1) }  // the last arrival, which cannot be encoded
+            await Self.untilWaiting(3, for: key)
+            _ = commits.released.signal()
+            _ = try await first.value
+            await #expect { try await failing.value } throws: { ($0 as? ValueStoreError)?.code == .encodingFailed }
+            for save in burst {
+                try await save.value
+            }
+            #expect(try await store.load() == 2, "the arrival before the one that failed is committed")
+        }
+    }
+
     @Test func aGroupCommitSignalsAsTheWriterOfTheValueItWrites() async throws {
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")

@@ -104,6 +104,78 @@ import Testing
         #expect(try await base.load() == 1)
     }
 
+    // MARK: - A refused set during a write
+
+    /// A store over `base` whose loads fail while `unreadable` is set.
+    static func readable(_ base: ValueStore<Void, Int>, unless unreadable: Shared<Bool>) -> ValueStore<Void, Int> {
+        var store = base
+        store.load = { environment in
+            if unreadable.value { throw ValueStoreError(.corrupted, store: "test", reason: "damaged") }
+            return try await base.load(environment)
+        }
+        store.loadImmediately = nil
+        return store
+    }
+
+    @Test func flushAfterARefusedSetDuringASlowSaveEnds() async throws {
+        let base = ValueStore<Void, Int>.inMemory(0)
+        let unreadable = Shared(false)
+        let stall = Stall.firstSave(of: Self.readable(base, unless: unreadable))
+        let stored = await StoredValue.loaded(stall.store, default: 0)
+        stored.value = 1
+        await stall.reached()  // 1 is written; the write has not returned
+        unreadable.value = true
+        await stored.reload()  // a failure to read arrives mid-write
+        stored.value = 2  // refused
+        stall.resume()
+        let flushed = await unlessItHangs { @MainActor in try await stored.flush() }
+        let outcome = try #require(flushed, "flush() ended")
+        #expect(throws: ValueStoreError.self, "the last set was refused") { try outcome.get() }
+        #expect(try await base.load() == 1, "the earlier value landed")
+        unreadable.value = false
+        await stored.reload()
+        let updated = try #require(await unlessItHangs { @MainActor in try await stored.update { $0 += 10 } })
+        #expect(throws: Never.self, "update(_:) ended and wrote") { try updated.get() }
+        let set = try #require(await unlessItHangs { @MainActor in try await stored.set(20) })
+        #expect(throws: Never.self, "set(_:) ended and wrote") { try set.get() }
+        #expect(try await base.load() == 20)
+    }
+
+    @Test func aFlushCalledBeforeARefusalReturnsTheOutcomeOfTheWriteItWaitsFor() async throws {
+        let base = ValueStore<Void, Int>.inMemory(0)
+        let unreadable = Shared(false)
+        let stall = Stall.firstSave(of: Self.readable(base, unless: unreadable))
+        let stored = await StoredValue.loaded(stall.store, default: 0)
+        stored.value = 1
+        await stall.reached()  // 1 is written; the write has not returned
+        let flushing = Task { try await stored.flush() }  // waits for the write that holds 1
+        await Task.yield()  // the flush runs first on the main actor, and waits
+        unreadable.value = true
+        await stored.reload()
+        stored.value = 2  // refused: not the set the flush waits for
+        stall.resume()
+        let flushed = try #require(await unlessItHangs { try await flushing.value }, "flush() ended")
+        #expect(throws: Never.self, "the write of 1 succeeded") { try flushed.get() }
+        #expect(try await base.load() == 1)
+        let later = try #require(await unlessItHangs { @MainActor in try await stored.flush() }, "flush() ended")
+        #expect(throws: ValueStoreError.self, "a flush after the refusal reports it") { try later.get() }
+    }
+
+    @Test func isSavingIsFalseOnceFlushReturns() async throws {
+        try await TemporaryDirectory.with { directory in
+            // A file: its reads suspend, as the read after the writes does here.
+            let stall = Stall.firstSave(of: .jsonFile(directory.appending(path: "count.json")))
+            let stored = await StoredValue.loaded(stall.store, default: 0)
+            stored.value = 1
+            await stall.reached()  // 1 is written; the write has not returned
+            await stored.reload()  // a state arrives mid-write, so the store is read again after it
+            stall.resume()
+            try await stored.flush()
+            #expect(!stored.isSaving, "nothing set since the flush returned")
+            #expect(stored.value == 1)
+        }
+    }
+
     @Test func flushWithNothingSetReturnsAtOnce() async throws {
         let stored = await StoredValue.loaded(ValueStore<Void, Int>.inMemory(3), default: 0)
         try await stored.flush()

@@ -65,7 +65,7 @@ extension ValueStore where Environment == Void, Value: Sendable {
             changeSignals: { _ in
                 signals(self.changeSignals(()), before: { cache.invalidate() })
             }
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }
 

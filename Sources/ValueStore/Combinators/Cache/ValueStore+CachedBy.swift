@@ -92,6 +92,6 @@ extension ValueStore where Environment: Sendable, Value: Sendable {
                 // The cache store may hold what this store held before the change.
                 signals(self.changeSignals(environment), before: { guardian.distrust() })
             }
-        )
+        ).holdingSecrets(holdsSecrets)
     }
 }

@@ -10,27 +10,51 @@ extension DurableFile {
     /// It runs on the caller's executor, so that `body` can capture the caller's state; taking,
     /// waiting for, stamping and releasing the file lock run on the global concurrent executor.
     /// Every call leaves a new stamp in the lock file (see ``update(_:decoding:encoding:)``).
+    ///
+    /// `inHeldTurn`: the caller holds this process's lock for the path already (an update's
+    /// turn, see ``PathLocks``), so only the file lock is taken.
     func exclusively<Result>(
         creatingDirectory: Bool = true,
+        inHeldTurn: Bool = false,
         _ body: (_ directoryExists: Bool) async throws -> Result
     ) async throws -> Result {
         try checkPath()
-        return try await PathLocks.shared.withLock(path) {
-            guard let lock = try await acquireFileLock(creatingDirectory: creatingDirectory) else {
-                return try await body(false)
-            }
-            let result: Swift.Result<Result, any Error>
-            do {
-                result = .success(try await body(true))
-            } catch {
-                result = .failure(error)
-            }
-            // Whatever `body` did, an update that read the file before must look again.
-            let stamped = await stampAndReleaseFileLock(lock)
-            let value = try result.get()
-            try stamped.get()
-            return value
+        guard !inHeldTurn else {
+            return try await fileLocked(creatingDirectory: creatingDirectory, body)
         }
+        return try await PathLocks.shared.withLock(path, store: label) {
+            try await fileLocked(creatingDirectory: creatingDirectory, body)
+        }
+    }
+
+    /// ``exclusively(creatingDirectory:inHeldTurn:_:)`` once this process's lock is held.
+    private func fileLocked<Result>(
+        creatingDirectory: Bool,
+        _ body: (_ directoryExists: Bool) async throws -> Result
+    ) async throws -> Result {
+        guard let lock = try await acquireFileLock(creatingDirectory: creatingDirectory) else {
+            return try await body(false)
+        }
+        let result: Swift.Result<Result, any Error>
+        do {
+            result = .success(try await body(true))
+        } catch {
+            result = .failure(error)
+        }
+        // Whatever `body` did, an update that read the file before must look again.
+        let stamped = await stampAndReleaseFileLock(lock)
+        let value = try result.get()
+        try stamped.get()
+        return value
+    }
+
+    /// Runs `attempt` holding this process's lock for the path while `body` may run inside it:
+    /// an update's attempt whose commit must be the next of this process (see ``PathLocks``).
+    func inTurn<Result>(
+        heldFor body: UpdateBody,
+        _ attempt: () async throws -> Result
+    ) async throws -> Result {
+        try await PathLocks.shared.withLock(path, store: label, heldFor: body) { try await attempt() }
     }
 
     /// Leaves a new stamp in the lock file, then releases its lock and closes it.

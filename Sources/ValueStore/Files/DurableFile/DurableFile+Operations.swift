@@ -7,16 +7,22 @@ extension DurableFile {
     /// removes of this process that arrive while another commit to the file is in flight (see
     /// ``CommitQueue``).
     @concurrent func save(_ data: Data) async throws {
-        if let linked = try linkedFile() {
-            // Through the link, which stays: the file it names is written.
-            try await linked.save(data)
-            return fileSystem.changes.didChange(path)
-        }
-        try await commitInTurn(data)
+        try await save(encoding: { data })
     }
 
-    /// Stores `contents` (`nil` removes) in this process's turn for the file.
-    private func commitInTurn(_ contents: Data?) async throws {
+    /// ``save(_:)`` of the bytes `encode` makes, made only if this save's value is the one
+    /// committed: a save that arrives later in the same group commit replaces it unencoded.
+    @concurrent func save(encoding encode: @escaping @Sendable () throws -> Data) async throws {
+        if let linked = try linkedFile() {
+            // Through the link, which stays: the file it names is written.
+            try await linked.save(encode())
+            return fileSystem.changes.didChange(path)
+        }
+        try await commitInTurn(encode)
+    }
+
+    /// Stores the contents `contents` makes (`nil` removes) in this process's turn for the file.
+    private func commitInTurn(_ contents: @escaping CommitQueue.Contents) async throws {
         // Inside an update's body, a write to the file being updated is refused here, in the
         // task that knows the update (`nestedWrite`); the commit may run in another waiter's.
         if OpenUpdate.current != nil {
@@ -82,7 +88,7 @@ extension DurableFile {
             try await linked.remove()
             return fileSystem.changes.didChange(path)
         }
-        try await commitInTurn(nil)
+        try await commitInTurn({ nil })
     }
 
     /// Whether there is a file at the path (any error but its absence is thrown).

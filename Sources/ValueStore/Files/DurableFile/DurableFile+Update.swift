@@ -32,6 +32,14 @@ extension DurableFile {
     /// A write to this file from inside `body` throws ``ValueStoreError/Code/nestedWrite``
     /// (see ``OpenUpdate``) instead of making the update start over forever.
     ///
+    /// When the file changed because this process wrote it, the next attempt holds the path's
+    /// turn in this process (``PathLocks``) through its read, body and commit: this process's
+    /// writes wait, so its commit is the next and a saver beside it cannot starve it. A write
+    /// from a task the body awaits but that does not inherit the update (`Task.detached`) is
+    /// refused once it has waited for that body for ``TurnLocks/patience``, and an update that
+    /// finds the file changed by this process ``ownConflictLimit`` times in a row gives up; both
+    /// throw ``ValueStoreError/Code/nestedWrite``.
+    ///
     /// `decoding` and `encoding` turn stored bytes into contents and back, off the caller's
     /// executor; the encrypted store passes ones that decrypt and encrypt.
     func update(
@@ -47,31 +55,90 @@ extension DurableFile {
             return contents
         }
         var conflicts = 0
+        var ownConflicts = 0
+        let running = UpdateBody()
         while true {
             let started = ContinuousClock.now
-            let snapshot = try await snapshot(decoding: decoding)
-            var contents = snapshot.contents
-            do {
-                try await OpenUpdate.running(lockFile: snapshot.lockFile) { try await body(&contents) }
-            } catch {
-                await releaseFileLock(snapshot.lock)
-                throw error
+            let outcome: Attempt
+            if ownConflicts == 0 {
+                outcome = try await attempt(body, running, inHeldTurn: false, decoding: decoding, encoding: encoding)
+            } else {
+                // This process wrote the file meanwhile: its writes wait until this commit.
+                outcome = try await inTurn(heldFor: running) {
+                    try await attempt(body, running, inHeldTurn: true, decoding: decoding, encoding: encoding)
+                }
             }
-            guard contents != snapshot.contents else {
-                await releaseFileLock(snapshot.lock)
+            switch outcome {
+            case .done(let contents):
                 return contents
+            case .changed(let byThisProcess):
+                ownConflicts = byThisProcess ? ownConflicts + 1 : 0
             }
-            // A turn of its own in this process's queue for the file: saves that arrive during
-            // the commit share the one after it.
-            let committed = try await CommitQueue.shared.exclusive(commitKey) {
-                try await commit(contents, over: snapshot, encoding: encoding)
-            }
-            if committed {
-                return contents
-            }
+            try Self.refuseAfter(ownConflicts: ownConflicts, store: label)
             conflicts += 1
             await Self.backOff(after: conflicts, attempt: started.duration(to: .now))
         }
+    }
+
+    /// How many times in a row an update may find the file changed by this process before it
+    /// gives up: in its own turn (see ``PathLocks``), only a write from another update's body
+    /// or from a task its body awaits gets in.
+    static var ownConflictLimit: Int { 32 }
+
+    /// Throws ``ValueStoreError/Code/nestedWrite`` once an update of `store` found the file
+    /// changed by this process ``ownConflictLimit`` times in a row.
+    static func refuseAfter(ownConflicts: Int, store: String) throws {
+        guard ownConflicts >= ownConflictLimit else { return }
+        throw ValueStoreError(
+            .nestedWrite, store: store,
+            reason:
+                "the update ran \(ownConflicts) times in a row, each time after a write of this process to the"
+                + " file got in while its body ran, as writes from a task the body awaits do (Task.detached,"
+                + " a GCD callback); nothing was written")
+    }
+
+    /// How an update's attempt ended.
+    private enum Attempt {
+        /// It stored these contents, or left them as they were.
+        case done(Data?)
+        /// The file changed since it was read, by a writer of this process or not.
+        case changed(byThisProcess: Bool)
+    }
+
+    /// Reads the file, runs `body` as `running` and commits: in this process's queue for the
+    /// file, or directly when the caller holds the path's turn (`inHeldTurn`).
+    private func attempt(
+        _ body: (_ contents: inout Data?) async throws -> Void,
+        _ running: UpdateBody,
+        inHeldTurn: Bool,
+        decoding: @Sendable (_ stored: Data) throws -> Data,
+        encoding: @Sendable (_ contents: Data) throws -> Data
+    ) async throws -> Attempt {
+        let snapshot = try await snapshot(decoding: decoding)
+        var contents = snapshot.contents
+        do {
+            try await running.run {
+                try await OpenUpdate.running(lockFile: snapshot.lockFile) { try await body(&contents) }
+            }
+        } catch {
+            await releaseFileLock(snapshot.lock)
+            throw error
+        }
+        guard contents != snapshot.contents else {
+            await releaseFileLock(snapshot.lock)
+            return .done(contents)
+        }
+        let committed: Attempt
+        if inHeldTurn {
+            committed = try await commit(contents, over: snapshot, inHeldTurn: true, encoding: encoding)
+        } else {
+            // A turn of its own in this process's queue for the file: saves that arrive during
+            // the commit share the one after it.
+            committed = try await CommitQueue.shared.exclusive(commitKey) { [contents] in
+                try await commit(contents, over: snapshot, inHeldTurn: false, encoding: encoding)
+            }
+        }
+        return committed
     }
 
     /// Waits before running an update's body again: not at all after its first conflict, then
@@ -110,13 +177,15 @@ extension DurableFile {
     }
 
     /// Stores `contents` under both locks if the file is as `snapshot` read it, and closes the
-    /// snapshot's lock file. Returns whether it stored them: `false` when another writer got in
-    /// first.
+    /// snapshot's lock file. Returns whether it stored them, or whether this process was the
+    /// last to write the file when another writer got in first. `inHeldTurn`: the caller holds
+    /// this process's lock for the path already.
     @concurrent private func commit(
         _ contents: Data?,
         over snapshot: Snapshot,
+        inHeldTurn: Bool,
         encoding: @Sendable (_ contents: Data) throws -> Data
-    ) async throws -> Bool {
+    ) async throws -> Attempt {
         let encoded: Data?
         do {
             encoded = try contents.map(encoding)
@@ -124,25 +193,31 @@ extension DurableFile {
             unlockAndClose(snapshot.lock)
             throw error
         }
-        return try await PathLocks.shared.withLock(path) {
+        let commit = { () async throws -> Attempt in
             // The lock file's lock is released before the next task of this process takes
             // the in-process lock.
-            defer { unlockAndClose(snapshot.lock) }
+            defer { self.unlockAndClose(snapshot.lock) }
             do {
-                if try !fileSystem.lock(snapshot.lock, false) {
-                    try await waitForLock(snapshot.lock)
+                if try !self.fileSystem.lock(snapshot.lock, false) {
+                    try await self.waitForLock(snapshot.lock)
                 }
             } catch {
-                throw failure("lock '\(lockPath)'", error)
+                throw self.failure("lock '\(self.lockPath)'", error)
             }
-            guard try isUnchanged(since: snapshot) else { return false }
-            removeOrphansOnce()
-            let stored = Swift.Result { try store(encoded) }
-            let stamped = Swift.Result { try leaveStamp(snapshot.lock) }
+            guard try self.isUnchanged(since: snapshot) else {
+                return .changed(byThisProcess: Self.isThisProcesses(try self.readStamp(snapshot.lock)))
+            }
+            self.removeOrphansOnce()
+            let stored = Swift.Result { try self.store(encoded) }
+            let stamped = Swift.Result { try self.leaveStamp(snapshot.lock) }
             try stored.get()
             try stamped.get()
-            return true
+            return .done(contents)
         }
+        if inHeldTurn {
+            return try await commit()
+        }
+        return try await PathLocks.shared.withLock(path, store: label) { try await commit() }
     }
 
     /// Whether the locked lock file and the file at the path are as `snapshot` found them.
@@ -199,6 +274,28 @@ extension DurableFile {
         }
     }
 
-    /// Stamps from a random start, so that two processes never leave the same one.
-    private static let stamps = Atomic<UInt64>(UInt64.random(in: .min ... .max))
+    /// Whether `stamp` is one this process left.
+    static func isThisProcesses(_ stamp: UInt64) -> Bool {
+        let offset = stamp &- firstStamp
+        return offset != 0 && offset <= stamps.load(ordering: .relaxed) &- firstStamp
+    }
+
+    /// Whether the last writer of the file was this process, by the stamp in its lock file;
+    /// `false` when there is none. For a caller that holds the file's locks.
+    func lastWriterIsThisProcess() throws -> Bool {
+        let descriptor: Int32
+        do {
+            descriptor = try fileSystem.open(lockPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)
+        } catch let error as FileSystemError where error.isNotFound {
+            return false
+        } catch {
+            throw failure("open the lock file '\(lockPath)'", error)
+        }
+        defer { closeQuietly(descriptor) }
+        return Self.isThisProcesses(try readStamp(descriptor))
+    }
+
+    /// Where this process's stamps start: random, so that two processes never leave the same one.
+    private static let firstStamp = UInt64.random(in: .min ... .max)
+    private static let stamps = Atomic<UInt64>(firstStamp)
 }

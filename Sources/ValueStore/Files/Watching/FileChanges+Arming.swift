@@ -88,22 +88,22 @@ extension FileChanges {
                 entry.trouble != nil
                 ? nil
                 : ValueStoreEvent(
-                    .watchUnavailable, severity: .warning, source: "directory '\(directory)'",
+                    .watchUnavailable, severity: .warning, source: "directory '\(directory)'", directory: directory,
                     message: "no watch can be made (no inotify watch left, or no permission): only this "
                         + "process's writes are seen there; trying again every \(retryInterval)")
         case (.watching?, .waiting):
             event = ValueStoreEvent(
-                .watchLost, source: "directory '\(directory)'",
+                .watchLost, source: "directory '\(directory)'", directory: directory,
                 message: "the directory was deleted or moved away; waiting for it to appear, then every "
                     + "observed file in it is reloaded")
         case (.watching(_, let before)?, .watching(_, let after)) where !before.isSameFile(as: after):
             event = ValueStoreEvent(
-                .watchLost, source: "directory '\(directory)'",
+                .watchLost, source: "directory '\(directory)'", directory: directory,
                 message: "the path names another directory now (replaced, or a link on the way changed); "
                     + "watching it, and every observed file in it is reloaded")
         case (_, .watching) where entry.trouble != nil:
             event = ValueStoreEvent(
-                .watchRestored, source: "directory '\(directory)'",
+                .watchRestored, source: "directory '\(directory)'", directory: directory,
                 message: "watched again; every observed file in it is reloaded")
         default:
             event = nil

@@ -1,0 +1,166 @@
+import Foundation
+import ValueStore
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
+// The journal's format, read and written: see ``ReplicaJournal``.
+extension ReplicaJournal {
+    // MARK: Reading
+
+    struct Read {
+        /// The whole entries, merged in order.
+        var changes = ReplicaFiles.Changes()
+        /// The end of the last whole entry.
+        var length = 0
+        var generation: UInt64 = 0
+    }
+
+    /// The whole entries of `contents` from byte `start` (the first entry by default), merged,
+    /// and where they end.
+    static func entries(in contents: [UInt8], path: String, from start: Int = 0) throws -> Read {
+        var read = Read()
+        guard !contents.isEmpty else { return read }
+        if contents.count < headerSize || Array(contents.prefix(magic.count)) != magic {
+            // The first append, cut short: what is there of the magic is the magic or zeros, and
+            // without a whole header no entry can be read.
+            let isTorn = contents.prefix(magic.count).enumerated().allSatisfy { $1 == 0 || $1 == magic[$0] }
+            if isTorn {
+                return read
+            }
+            if Array(contents.prefix(magic.count - 1)) == Array(magic.prefix(magic.count - 1)) {
+                throw ValueStoreError(
+                    .newerVersion, store: "sync journal '\(path)'",
+                    reason: "the journal's format is newer than this version reads")
+            }
+            throw corrupted(path, "has no journal header")
+        }
+        read.generation = littleEndian(contents[magic.count..<headerSize], as: UInt64.self)
+        var offset = max(start, headerSize)
+        read.length = offset
+        while offset < contents.count {
+            guard let (payload, end) = entry(in: contents, at: offset, generation: read.generation) else {
+                // Not a whole entry: an incomplete last append, unless a whole entry follows.
+                if (offset + 1..<contents.count).contains(where: {
+                    entry(in: contents, at: $0, generation: read.generation) != nil
+                }) {
+                    throw corrupted(path, "has a broken entry at byte \(offset), with whole entries after it")
+                }
+                return read
+            }
+            do {
+                read.changes.merge(try JSONDecoder().decode(ReplicaFiles.Changes.self, from: Data(payload)))
+            } catch {
+                throw ValueStoreError(
+                    .decodingFailed, store: "sync journal '\(path)'",
+                    reason: "the entry at byte \(offset) is whole but is not a commit this version reads",
+                    underlyingError: error)
+            }
+            offset = end
+            read.length = end
+        }
+        return read
+    }
+
+    /// The payload of a whole entry at `offset`, and where the entry ends; `nil` when the bytes
+    /// there are not one.
+    static func entry(
+        in contents: [UInt8],
+        at offset: Int,
+        generation: UInt64
+    ) -> (ArraySlice<UInt8>, Int)? {
+        guard contents.count - offset >= entryHeaderSize,
+            contents[offset..<offset + 4].elementsEqual(entryMark)
+        else { return nil }
+        let length = Int(littleEndian(contents[offset + 4..<offset + 8], as: UInt32.self))
+        let end = offset + entryHeaderSize + length
+        guard end <= contents.count else { return nil }
+        let payload = contents[offset + entryHeaderSize..<end]
+        guard
+            digest(of: payload, generation: generation)
+                == littleEndian(contents[offset + 8..<offset + 16], as: UInt64.self)
+        else { return nil }
+        return (payload, end)
+    }
+
+    /// An entry's digest: FNV-1a 64 of the journal's generation and the payload.
+    static func digest(of payload: some Sequence<UInt8>, generation: UInt64) -> UInt64 {
+        var digest = FNV1a()
+        withUnsafeBytes(of: generation.littleEndian) { digest.mix($0) }
+        digest.mix(payload)
+        return digest.value
+    }
+
+    static func corrupted(_ path: String, _ what: String) -> ValueStoreError {
+        ValueStoreError(.corrupted, store: "sync journal '\(path)'", reason: "the journal \(what)")
+    }
+
+    // MARK: System calls
+
+    static func readAll(_ descriptor: Int32) throws -> [UInt8] {
+        var contents: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress, $0.count, off_t(contents.count))
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ValueStoreError(
+                    .io, store: "sync journal", reason: "the journal could not be read (errno \(errno))")
+            }
+            if count == 0 { return contents }
+            contents += buffer.prefix(count)
+        }
+    }
+
+    static func write(_ bytes: [UInt8], at offset: Int, to descriptor: Int32) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                pwrite(descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset + written))
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            written += count
+        }
+        return true
+    }
+
+    /// Flushes the file's data, and the size that reads it (all its metadata with `metadata`),
+    /// to stable storage.
+    static func flush(_ descriptor: Int32, metadata: Bool = false) -> Bool {
+        #if canImport(Darwin)
+        // F_FULLFSYNC asks the drive to flush its cache too; some file systems refuse it.
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return true }
+        while fsync(descriptor) != 0 {
+            if errno != EINTR { return false }
+        }
+        #else
+        while (metadata ? fsync(descriptor) : fdatasync(descriptor)) != 0 {
+            if errno != EINTR { return false }
+        }
+        #endif
+        return true
+    }
+
+    static func appendLittleEndian<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+
+    static func littleEndian<Integer: FixedWidthInteger>(
+        _ bytes: ArraySlice<UInt8>,
+        as type: Integer.Type
+    ) -> Integer {
+        bytes.reversed().reduce(Integer.zero) { ($0 << 8) | Integer($1) }
+    }
+}

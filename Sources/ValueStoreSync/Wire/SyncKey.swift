@@ -1,0 +1,29 @@
+import Foundation
+
+/// The one rule for keys, on the device and in every server: a key is its Unicode canonical
+/// composition (NFC). Two spellings of one text (`"é"` as one scalar, or as `"e"` and a combining
+/// accent) are one key everywhere: Swift's `String` compares them equal, and PostgreSQL, which
+/// compares bytes, gets the same bytes for both.
+///
+/// A replica's stores take their key in this form, and each server puts a pushed change's key in
+/// it before it reads or writes anything, so a change from a replica that predates the rule
+/// lands on the same record too.
+package enum SyncKey {
+    /// `key` in its canonical composition (NFC).
+    ///
+    /// ```swift
+    /// SyncKey.normalized("e\u{301}") == "\u{e9}"   // and their UTF-8 bytes are the same
+    /// ```
+    package static func normalized(_ key: String) -> String {
+        key.precomposedStringWithCanonicalMapping
+    }
+
+    /// `request` with every change's key in its canonical composition.
+    package static func normalizingKeys(of request: SyncPushRequest) -> SyncPushRequest {
+        var request = request
+        for index in request.changes.indices {
+            request.changes[index].key = normalized(request.changes[index].key)
+        }
+        return request
+    }
+}

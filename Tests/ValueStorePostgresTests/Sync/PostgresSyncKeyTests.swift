@@ -1,0 +1,39 @@
+#if PostgreSQL
+import Foundation
+import Testing
+import ValueStore
+import ValueStorePostgres
+import ValueStoreSync
+
+extension PostgresTests.SyncTable {
+    /// PostgreSQL compares bytes: two spellings of one key (a precomposed "é", and "e" with a
+    /// combining accent) were two rows, and a device, for which they are one key, took one of
+    /// them without an archive entry. Both are one key, in its composed form, on every server.
+    @Test func twoSpellingsOfAKeyAreOneRowAndAConcurrentCreateLosesNothing() async throws {
+        let composed = "caf\u{e9}"
+        let decomposed = "cafe\u{301}"
+        try await Self.withTable { table, account, folder, _ in
+            let phone = try Self.replica("phone", in: folder, account: account, remote: table.remote(for: account))
+            let laptop = try Self.replica("laptop", in: folder, account: account, remote: table.remote(for: account))
+            try await phone.syncNow()
+            try await laptop.syncNow()
+            try await phone.store(decomposed, as: String.self).save("the phone's")
+            try await Task.sleep(for: .milliseconds(20))  // a later stamp
+            try await laptop.store(composed, as: String.self).save("the laptop's")
+            try await phone.syncNow()
+            try await laptop.syncNow()
+            try await phone.syncNow()
+
+            let page = try await table.remote(for: account).pull(
+                SyncPullRequest(
+                    account: account.id, replica: ReplicaID("key-checker"), epoch: nil, cursor: .zero, seen: .zero,
+                    limit: 100, isResync: true))
+            #expect(page.records.map { Array($0.key.utf8) } == [Array(composed.utf8)])
+            #expect(try await phone.store(composed, as: String.self).load() == "the laptop's")
+            #expect(try await laptop.store(decomposed, as: String.self).load() == "the laptop's")
+            let archived = try await table.archivedConflicts(for: account)
+            #expect(archived.map(\.value) == [Data(#""the phone's""#.utf8)])
+        }
+    }
+}
+#endif
