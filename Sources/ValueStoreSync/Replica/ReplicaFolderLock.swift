@@ -49,37 +49,13 @@ struct ReplicaFolderLock: Sendable {
             if descriptor < 0 && errno == ENOENT { return -1 }
         }
         guard descriptor >= 0 else { throw failure("could not be opened (errno \(errno))") }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            guard errno == EWOULDBLOCK else {
-                let code = errno
-                close(descriptor)
-                throw failure("could not be taken (errno \(code))")
-            }
-            do {
-                try await waitForLock(descriptor)
-            } catch {
-                close(descriptor)
-                throw error
-            }
-            break
+        do {
+            try await FileLocking.lockExclusively(descriptor)
+        } catch {
+            close(descriptor)
+            throw failure("could not be taken (\(error))")
         }
         return descriptor
-    }
-
-    /// Waits for the lock another process holds, on a thread of its own.
-    private func waitForLock(_ descriptor: Int32) async throws {
-        let failure = failure("could not be waited for")
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread {
-                while flock(descriptor, LOCK_EX) != 0 {
-                    if errno == EINTR { continue }
-                    continuation.resume(throwing: failure)
-                    return
-                }
-                continuation.resume()
-            }.start()
-        }
     }
 
     private func failure(_ what: String) -> ValueStoreError {

@@ -159,19 +159,9 @@ extension DurableFile {
     }
 
     /// Waits for a lock another process holds, on a thread of its own, so the wait never blocks
-    /// the threads Swift concurrency runs tasks on.
+    /// the threads Swift concurrency runs tasks on (see ``FileLocking``).
     func waitForLock(_ descriptor: Int32) async throws {
-        let fileSystem = fileSystem
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread {
-                do {
-                    _ = try fileSystem.lock(descriptor, true)
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
-        }
+        try await FileLocking.waitForLock(descriptor, fileSystem: fileSystem)
     }
 
     /// Creates `directory` and any missing parents, syncing each parent when durable.
