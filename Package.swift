@@ -77,6 +77,12 @@ let package = Package(
         .library(name: "ValueStoreObservability", targets: ["ValueStoreObservability"]),
         // Local-first sync of one user's values across devices, with a reference server.
         .library(name: "ValueStoreSync", targets: ["ValueStoreSync"]),
+        // Sync over HTTP: the client remote and a framework-neutral service; Foundation only.
+        .library(name: "ValueStoreSyncHTTP", targets: ["ValueStoreSyncHTTP"]),
+        // The service's routes for a Hummingbird app: empty unless the `Hummingbird` trait is on.
+        .library(name: "ValueStoreSyncHTTPServer", targets: ["ValueStoreSyncHTTPServer"]),
+        // The deployable sync server: needs the `PostgreSQL`, `Configuration` and `Hummingbird` traits.
+        .executable(name: "valuestore-sync-server", targets: ["ValueStoreSyncServer"]),
     ],
     // Optional integrations, each off by default so the default graph stays small.
     traits: [
@@ -95,6 +101,11 @@ let package = Package(
             description: "Logs, metrics and traces of every operation of a store (ValueStoreObservability), "
                 + "through swift-log, swift-metrics and swift-distributed-tracing."
         ),
+        .trait(
+            name: "Hummingbird",
+            description: "Sync over HTTP in a Hummingbird app (ValueStoreSyncHTTPServer), and the deployable "
+                + "valuestore-sync-server with JWT verification, through hummingbird 2 and vapor/jwt-kit."
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
@@ -111,6 +122,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.7.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.0"),
+        // Resolved only by a dependent that enables the `Hummingbird` trait.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
     ],
     targets: [
         .target(
@@ -126,6 +140,33 @@ let package = Package(
         // Local-first sync: a replica per account on the device, over a SettingsFile, and the
         // in-memory reference server; no package dependency beyond the core.
         .target(name: "ValueStoreSync", dependencies: ["ValueStore"], swiftSettings: strictness),
+        // Sync over HTTP: the client remote (URLSession) and the service every server adapter
+        // calls; Foundation only (FoundationNetworking on Linux).
+        .target(name: "ValueStoreSyncHTTP", dependencies: ["ValueStore", "ValueStoreSync"], swiftSettings: strictness),
+        // The service's routes for a Hummingbird 2 app: code inside `#if Hummingbird`.
+        .target(
+            name: "ValueStoreSyncHTTPServer",
+            dependencies: [
+                "ValueStoreSync", "ValueStoreSyncHTTP",
+                product("Hummingbird", of: "hummingbird", with: "Hummingbird"),
+            ],
+            swiftSettings: strictness
+        ),
+        // valuestore-sync-server: the routes over PostgresSyncTable, configured by environment;
+        // its code is inside `#if PostgreSQL && Configuration && Hummingbird`.
+        .executableTarget(
+            name: "ValueStoreSyncServer",
+            dependencies: [
+                "ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP",
+                .target(name: "ValueStoreSyncHTTPServer", condition: .when(traits: ["Hummingbird"])),
+                product("Hummingbird", of: "hummingbird", with: "Hummingbird"),
+                product("JWTKit", of: "jwt-kit", with: "Hummingbird"),
+                .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                product("Configuration", of: "swift-configuration", with: "Configuration"),
+            ],
+            swiftSettings: strictness
+        ),
         .executableTarget(
             name: "ValueStoreDemo", dependencies: ["ValueStore", "ValueStoreSync"], swiftSettings: strictness),
         // PostgreSQL-backed stores: code inside `#if PostgreSQL`, postgres-nio only under the trait.
@@ -210,6 +251,23 @@ let package = Package(
         .testTarget(
             name: "ValueStoreSyncTests",
             dependencies: ["ValueStore", "ValueStoreSync", "ValueStoreTestHelper", "ValueStoreTestSupport"],
+            swiftSettings: strictness
+        ),
+        // The HTTP client against a loopback server of the tests' own, and the service's rules.
+        .testTarget(
+            name: "ValueStoreSyncHTTPTests",
+            dependencies: ["ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP", "ValueStoreTestSupport"],
+            swiftSettings: strictness
+        ),
+        // The Hummingbird routes and the deployable server; compiles to nothing without `Hummingbird`.
+        .testTarget(
+            name: "ValueStoreSyncHTTPServerTests",
+            dependencies: [
+                "ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP", "ValueStoreTestSupport",
+                .target(name: "ValueStoreSyncHTTPServer", condition: .when(traits: ["Hummingbird"])),
+                product("Hummingbird", of: "hummingbird", with: "Hummingbird"),
+                product("HummingbirdTesting", of: "hummingbird", with: "Hummingbird"),
+            ],
             swiftSettings: strictness
         ),
         // Runs against a real server, under `pg_virtualenv`, with the `PostgreSQL` trait; compiles

@@ -1,0 +1,61 @@
+/// How ``SyncRemote/http(_:account:options:token:)`` talks to its server: how it hears of
+/// changes, how long a request may take, and what carries its requests.
+///
+/// ```swift
+/// var options = SyncHTTPOptions()
+/// options.pokes = .longPolling
+/// options.requestTimeout = .seconds(15)
+/// let remote = SyncRemote.http(url, account: account, options: options) { rejected in
+///     try await auth.token(refreshing: rejected)
+/// }
+/// ```
+public struct SyncHTTPOptions: Sendable {
+    /// How the remote hears that its account changed on the server.
+    ///
+    /// ```swift
+    /// options.pokes = .none   // SyncReplica.run() polls on its slow timer
+    /// ```
+    public enum Pokes: Sendable, Hashable {
+        /// A stream of server-sent events (`GET v1/pokes`); long polling while the stream
+        /// cannot be opened, and the stream again later.
+        case serverSentEvents
+        /// Requests that wait for a change (`GET v1/pokes?wait=…`), one after another.
+        case longPolling
+        /// No pokes: ``SyncReplica/run()`` polls on its slow timer.
+        case none
+    }
+
+    /// How the remote hears of changes; server-sent events by default.
+    ///
+    /// ```swift
+    /// options.pokes = .longPolling
+    /// ```
+    public var pokes: Pokes = .serverSentEvents
+    /// How long one push or pull may take before it fails (a push then with
+    /// ``ValueStore/ValueStoreError/Code/outcomeUnknown``); 30 seconds by default.
+    ///
+    /// ```swift
+    /// options.requestTimeout = .seconds(10)
+    /// ```
+    public var requestTimeout: Duration = .seconds(30)
+    /// What carries the requests; a `URLSession` of its own by default.
+    ///
+    /// ```swift
+    /// options.transport = .urlSession(.ephemeral)
+    /// ```
+    public var transport: SyncHTTPTransport = .urlSession()
+    /// Whether plain `http://` may reach a host other than this machine. Off by default: a token
+    /// sent in clear text to another host can be read on the way.
+    ///
+    /// ```swift
+    /// options.allowsInsecureHTTP = true   // a test network without TLS
+    /// ```
+    public var allowsInsecureHTTP = false
+
+    /// The default options.
+    ///
+    /// ```swift
+    /// let options = SyncHTTPOptions()
+    /// ```
+    public init() {}
+}

@@ -1,0 +1,56 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// What carries a sync remote's HTTP requests: a witness of two closures, so tests and apps can
+/// put their own in place of `URLSession`.
+///
+/// ```swift
+/// var options = SyncHTTPOptions()
+/// options.transport = .urlSession(.ephemeral)
+/// ```
+public struct SyncHTTPTransport: Sendable {
+    /// Sends a request and returns the whole answer.
+    ///
+    /// ```swift
+    /// let send: SyncHTTPTransport.Send = { request in try await session.data(for: request) }
+    /// ```
+    public typealias Send = @Sendable (_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
+    /// Opens a request whose answer is read as it comes: the head, then the body in chunks.
+    ///
+    /// ```swift
+    /// let (head, chunks) = try await transport.stream(request)
+    /// for try await chunk in chunks { parser.feed(chunk) }
+    /// ```
+    public typealias Stream =
+        @Sendable (_ request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>)
+
+    /// Sends a request and returns the whole answer.
+    ///
+    /// ```swift
+    /// let (data, head) = try await transport.send(request)
+    /// ```
+    public var send: Send
+    /// Opens a request whose answer is read as it comes.
+    ///
+    /// ```swift
+    /// let (head, chunks) = try await transport.stream(request)
+    /// ```
+    public var stream: Stream
+
+    /// A transport from its closures.
+    ///
+    /// ```swift
+    /// let transport = SyncHTTPTransport(send: { try await inner.send($0) }, stream: { try await inner.stream($0) })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - send: Sends a request and returns the whole answer.
+    ///   - stream: Opens a request whose answer is read as it comes.
+    public init(send: @escaping Send, stream: @escaping Stream) {
+        self.send = send
+        self.stream = stream
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import ValueStore
+public import ValueStoreSync
+
+/// Sync over HTTP, in no web framework: it answers a ``SyncHTTPRequest`` of an authenticated
+/// account with a ``SyncHTTPResponse``, through the account's ``SyncRemote``.
+///
+/// An adapter authenticates the request, turns it into a ``SyncHTTPRequest`` and writes the
+/// answer; the Hummingbird routes of `ValueStoreSyncHTTPServer` are one. The routes, under the
+/// adapter's mount, are `POST v1/push` and `POST v1/pull` (the JSON of ``SyncPushRequest`` and
+/// ``SyncPullRequest``), and `GET v1/pokes` (server-sent events; `?wait=SECONDS` long-polls).
+/// Errors are `application/problem+json` naming the ``ValueStoreError/Code``.
+///
+/// ```swift
+/// let service = SyncHTTPService(limits: SyncHTTPLimits(), remote: table.remote(for:))
+/// let response = await service.respond(to: request, account: SyncAccount(id: "user-42"))
+/// ```
+public struct SyncHTTPService: Sendable {
+    /// What the service accepts.
+    ///
+    /// ```swift
+    /// print(service.limits.maximumRequestBytes)
+    /// ```
+    public let limits: SyncHTTPLimits
+    /// The remote of each account: the server the service fronts.
+    ///
+    /// ```swift
+    /// let remote = service.remote(SyncAccount(id: "user-42"))
+    /// ```
+    public let remote: @Sendable (_ account: SyncAccount) -> SyncRemote
+
+    /// A service in front of a sync server.
+    ///
+    /// ```swift
+    /// let service = SyncHTTPService(limits: SyncHTTPLimits(), remote: table.remote(for:))
+    /// let inMemory = SyncHTTPService(remote: InMemorySyncServer().remote(for:))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - limits: What the service accepts; the defaults by default.
+    ///   - remote: The remote of each account.
+    public init(
+        limits: SyncHTTPLimits = SyncHTTPLimits(),
+        remote: @escaping @Sendable (_ account: SyncAccount) -> SyncRemote
+    ) {
+        self.limits = limits
+        self.remote = remote
+    }
+
+    /// Answers one request of an account.
+    ///
+    /// ```swift
+    /// let response = await service.respond(to: request, account: try await sessions.account(for: token))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The request, its path under the mount.
+    ///   - account: The authenticated account; `nil` (no or a refused credential) answers 401.
+    /// - Returns: The answer; failures are problem documents, never thrown.
+    public func respond(to request: SyncHTTPRequest, account: SyncAccount?) async -> SyncHTTPResponse {
+        guard let account else {
+            return SyncHTTPProblem(status: 401, code: .unauthorized, detail: "no valid credentials").response
+        }
+        switch (request.method, request.path) {
+        case ("POST", "v1/push"):
+            return await answer(request) { (body: SyncPushRequest) in
+                try Self.check(body.account, is: account)
+                return try await remote(account).push(body)
+            }
+        case ("POST", "v1/pull"):
+            return await answer(request) { (body: SyncPullRequest) in
+                try Self.check(body.account, is: account)
+                return try await remote(account).pull(body)
+            }
+        default:
+            return SyncHTTPProblem(status: 404, code: .notFound, detail: "no route \(request.method) \(request.path)")
+                .response
+        }
+    }
+
+    /// Decodes the body, runs `operation` and encodes its answer, or answers the problem.
+    private func answer<Body: Decodable, Answer: Encodable>(
+        _ request: SyncHTTPRequest,
+        _ operation: (Body) async throws -> Answer
+    ) async -> SyncHTTPResponse {
+        let body: Body
+        do {
+            let data = try await request.body(limits.maximumRequestBytes)
+            body = try JSONDecoder().decode(Body.self, from: data)
+        } catch is SyncHTTPRequest.BodyTooLarge {
+            return SyncHTTPProblem(
+                status: 413, code: .invalidConfiguration,
+                detail: "the request is over \(limits.maximumRequestBytes) bytes"
+            ).response
+        } catch {
+            return SyncHTTPProblem(status: 400, code: .decodingFailed, detail: "the body is not a valid request")
+                .response
+        }
+        do {
+            let answer = try await operation(body)
+            return SyncHTTPResponse(
+                status: 200, headers: ["content-type": "application/json"],
+                body: .bytes(try JSONEncoder().encode(answer)))
+        } catch {
+            return SyncHTTPProblem(error).response
+        }
+    }
+
+    /// Throws ``ValueStoreError/Code/forbidden`` when a request names another account.
+    private static func check(_ named: String, is account: SyncAccount) throws {
+        guard named == account.id else {
+            throw ValueStoreError(
+                .forbidden, store: "sync over HTTP", reason: "the request names another account than the signed-in one")
+        }
+    }
+}
