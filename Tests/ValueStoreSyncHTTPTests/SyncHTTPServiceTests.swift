@@ -7,8 +7,8 @@ import ValueStoreSyncHTTP
 @Suite struct SyncHTTPServiceTests {
     let account = SyncAccount(id: "user-42")
 
-    func push(_ body: SyncPushRequest) -> SyncHTTPRequest {
-        let data = try! JSONEncoder().encode(body)
+    func push(_ body: SyncPushRequest) throws -> SyncHTTPRequest {
+        let data = try JSONEncoder().encode(body)
         return SyncHTTPRequest(method: "POST", path: "v1/push", contentLength: data.count, body: { _ in data })
     }
 
@@ -18,7 +18,7 @@ import ValueStoreSyncHTTP
         let request = SyncPushRequest(
             account: "someone-else", replica: ReplicaID("device-1"), epoch: nil, seen: ServerVersion(0),
             cursor: ServerVersion(0), changes: [])
-        let response = await service.respond(to: push(request), account: account)
+        let response = await service.respond(to: try push(request), account: account)
         #expect(response.status == 403)
     }
 
