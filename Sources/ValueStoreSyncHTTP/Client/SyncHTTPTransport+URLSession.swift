@@ -1,8 +1,10 @@
-public import Foundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
+import Foundation
 public import FoundationNetworking
+#else
+public import Foundation
 #endif
 
 extension SyncHTTPTransport {
