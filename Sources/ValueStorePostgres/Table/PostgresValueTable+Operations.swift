@@ -254,7 +254,7 @@ extension PostgresValueTable {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     attempt.start(continuation: continuation) {
-                        try await client.withConnection { connection in
+                        try await leases.withConnection(of: client) { connection in
                             guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
                             PostgresReachability.shared.reached(client)
                             leases.add(1, for: client)
@@ -631,25 +631,6 @@ extension PSQLError {
         case .serverClosedConnection, .connectionError, .uncleanShutdown: true
         default: false
         }
-    }
-}
-
-/// How many connections value-table operations hold, by client: what a busy pool's error says.
-final class PostgresLeases: Sendable {
-    static let shared = PostgresLeases()
-
-    private let counts = Mutex<[ObjectIdentifier: Int]>([:])
-
-    func add(_ delta: Int, for client: PostgresClient) {
-        counts.withLock { counts in
-            let id = ObjectIdentifier(client)
-            let count = counts[id, default: 0] + delta
-            counts[id] = count == 0 ? nil : count
-        }
-    }
-
-    func count(for client: PostgresClient) -> Int {
-        counts.withLock { $0[ObjectIdentifier(client)] ?? 0 }
     }
 }
 
