@@ -13,7 +13,9 @@ import Synchronization
 /// ``closeIdle(of:)`` before its streams reload: every connection of the client this process
 /// borrowed and does not hold now is closed, the pool drops it, and the reloads get new ones.
 /// A connection the app borrowed itself from the same client and holds at that moment is closed
-/// too, when the store borrowed it before; one the store never borrowed is never touched.
+/// too, when the store borrowed it before. The pool may also hold idle connections the store
+/// never borrowed, so from then on each connection must answer a round trip before the store
+/// sends anything on it (``needsProof(_:of:)``).
 final class PostgresLeases: Sendable {
     static let shared = PostgresLeases()
 
@@ -28,6 +30,9 @@ final class PostgresLeases: Sendable {
         var operations: [ObjectIdentifier: Int] = [:]
         /// Every connection borrowed and not yet released by the pool, by client and connection.
         var borrowed: [ObjectIdentifier: [ObjectIdentifier: Borrowed]] = [:]
+        /// For each client whose listening connection was proved dead, the connections that
+        /// answered a round trip since.
+        var vouched: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
     }
 
     private let state = Mutex(State())
@@ -62,10 +67,16 @@ final class PostgresLeases: Sendable {
 
     /// Closes every connection of `client` this process borrowed and holds no more: the pool
     /// drops each, and makes new ones as they are asked for. Returns how many it closed.
+    ///
+    /// From then on, each connection of `client` must answer a round trip
+    /// (``answers(_:within:)``) before the store sends anything on it
+    /// (``needsProof(_:of:)``): the pool may hold idle connections the store never borrowed,
+    /// which died in the same partition.
     @discardableResult
     func closeIdle(of client: PostgresClient) async -> Int {
         let idle = state.withLock { state in
-            state.borrowed[ObjectIdentifier(client), default: [:]].values.compactMap { borrowed in
+            state.vouched[ObjectIdentifier(client)] = []
+            return state.borrowed[ObjectIdentifier(client), default: [:]].values.compactMap { borrowed in
                 borrowed.held == 0 ? borrowed.connection : nil
             }
         }
@@ -75,6 +86,41 @@ final class PostgresLeases: Sendable {
             }
         }
         return idle.count
+    }
+
+    /// Whether `connection` must answer a round trip before anything is sent on it: `client`'s
+    /// listening connection was proved dead, and it has not answered since.
+    func needsProof(_ connection: PostgresConnection, of client: PostgresClient) -> Bool {
+        state.withLock { state in
+            guard let vouched = state.vouched[ObjectIdentifier(client)] else { return false }
+            return !vouched.contains(ObjectIdentifier(connection))
+        }
+    }
+
+    /// `connection` answered a round trip since its client's listening connection was proved dead.
+    func vouch(for connection: PostgresConnection, of client: PostgresClient) {
+        state.withLock { state in
+            // Forgetting them all only costs each a round trip more.
+            if state.vouched[ObjectIdentifier(client)]?.count ?? 0 >= 256 {
+                state.vouched[ObjectIdentifier(client)] = []
+            }
+            state.vouched[ObjectIdentifier(client)]?.insert(ObjectIdentifier(connection))
+        }
+    }
+
+    /// Whether `connection` answers `SELECT 1` within `bound`; one that does not is closed.
+    static func answers(_ connection: PostgresConnection, within bound: Duration) async -> Bool {
+        let closing = connection.eventLoop.scheduleTask(in: TimeAmount(bound)) {
+            () -> EventLoopFuture<Void> in connection.close()
+        }
+        defer { closing.cancel() }
+        do {
+            for try await _ in try await connection.query("SELECT 1", logger: PostgresValueTable.logger) {}
+            return true
+        } catch {
+            try? await connection.close()
+            return false
+        }
     }
 
     /// Counts one more (`delta` 1) or one fewer (-1) connection held by an operation of `client`.

@@ -206,6 +206,10 @@ extension PostgresValueTable {
     ///
     /// A read whose connection turns out to be lost (a pooled connection the server or the
     /// network dropped, or one closed here because it went silent) is tried again, up to twice.
+    /// After a listening connection of the client was proved dead, each connection answers a
+    /// round trip within ``heartbeatInterval`` (at most 1 s) before anything is sent on it; one
+    /// that does not is closed and another borrowed, not counted as a try
+    /// (``PostgresLeases/needsProof(_:of:)``).
     func connected<Result: Sendable>(
         step: PostgresStep,
         store: String,
@@ -213,10 +217,16 @@ extension PostgresValueTable {
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         var tries = 0
+        var silent = 0
         while true {
             tries += 1
             do {
                 return try await connectedOnce(step: step, store: store, settled: settled, operation)
+            } catch let error as LostConnection where error.underlying is SilentConnection && silent < 20 {
+                // A connection that died in a partition, closed before anything was sent on it:
+                // the next is not another try.
+                silent += 1
+                tries -= 1
             } catch let error as LostConnection {
                 PostgresReachability.shared.lost(client)
                 // The pool may lend the connection just closed once more before it notices.
@@ -249,6 +259,8 @@ extension PostgresValueTable {
         let bound = operationTimeout
         let attempt = LeaseAttempt<Result>(cancelsOperation: step == .read, settled: settled)
         let leases = PostgresLeases.shared
+        // How long a connection lent after a proof of death has to answer its first round trip.
+        let proof = min(heartbeatInterval, .seconds(1))
         let table = self
         do {
             return try await withTaskCancellationHandler {
@@ -256,6 +268,14 @@ extension PostgresValueTable {
                     attempt.start(continuation: continuation) {
                         try await leases.withConnection(of: client) { connection in
                             guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
+                            if leases.needsProof(connection, of: client) {
+                                // The listening connection was proved dead: this one may have
+                                // died with it, unseen by the store.
+                                guard await PostgresLeases.answers(connection, within: proof) else {
+                                    throw NotSent(underlying: SilentConnection())
+                                }
+                                leases.vouch(for: connection, of: client)
+                            }
                             PostgresReachability.shared.reached(client)
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
@@ -324,6 +344,9 @@ extension PostgresValueTable {
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as NotSent {
+            if error.underlying is SilentConnection {
+                throw LostConnection(underlying: error.underlying)
+            }
             if let lost = error.underlying as? PSQLError, lost.isLostConnection || lost.code == .clientClosedConnection
             {
                 throw LostConnection(underlying: lost)
@@ -617,6 +640,9 @@ private struct LeaseOverdue: Error {}
 private struct NotSent: Error {
     var underlying: any Error
 }
+
+/// A connection lent after a proof of death did not answer its first round trip, and was closed.
+private struct SilentConnection: Error {}
 
 /// A read's connection was lost: it may be tried on another.
 struct LostConnection: Error {

@@ -70,6 +70,10 @@ extension PostgresTests {
                         #expect(await eventually { states.values.contains(1) })
                         let filled = try await fill(forwarder, to: 5, loading: table.store("count", as: Int.self))
                         try #require(filled, "the pool holds idle connections: \(forwarder.openConnections) open")
+                        // Lets the connections the pool was still opening finish: one cut in the middle
+                        // of its start-up hangs for the client's connectTimeout (5 s here), which is
+                        // the pool's to bound, not the store's.
+                        try await Task.sleep(for: .milliseconds(500))
                         try await body(forwarder, table, states, remote)
                     }
                 }
