@@ -412,7 +412,7 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         /// Waits ``PostgresValueTable/connectTimeout`` for a connection.
         var timer: Task<Void, Never>?
         /// Waits ``PostgresValueTable/operationTimeout`` once the connection came.
-        var deadline: Task<Void, Never>?
+        var deadline: Scheduled<Void>?
         var cancelled = false
         /// The connection the operation runs on.
         var connection: PostgresConnection?
@@ -486,14 +486,10 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         }
         guard let connectTimer else { return false }
         connectTimer?.cancel()
-        let overdue = Task {
-            do {
-                try await Task.sleep(for: deadline)
-            } catch {
-                return  // the operation ended first
-            }
-            self.overdue()
-        }
+        // A timer of the connection's event loop, which cancelling removes, rather than a task
+        // that sleeps: a cancelled sleep keeps its timer, and the memory it holds, until the
+        // deadline it no longer waits for, so every operation held some for operationTimeout.
+        let overdue = connection.eventLoop.scheduleTask(in: TimeAmount(deadline)) { self.overdue() }
         let finished = state.withLock { state in
             state.deadline = overdue
             return state.done
