@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks and prints each one's median beside the floor it is judged against,
 # measured in the same run, with the ratio and the target listed in targets.txt. Exits non-zero
-# when a ratio is over its target.
+# when a ratio is over its target. A row whose name says "resident memory" is judged by its
+# median peak resident memory instead of its time (the column then holds memory, not ns).
 #
 # Usage: [RUNS=N] Benchmarks/ratios.sh [--target REGEX] [--filter REGEX]
 #
@@ -18,7 +19,8 @@ for ((run = 1; run <= runs; run++)); do
     # Medians (p50) by benchmark name, read from the text tables: a name line, then its table.
     all+=$(printf '%s\n' "$output" | awk '
         /^[^│╒╞╘═ ]/ { name = $0 }
-        /^│ Time \(wall clock\)/ { split($0, cells, "│"); gsub(/ /, "", cells[5]); print name "|" cells[5] }
+        /^│ Time \(wall clock\)/ && name !~ /resident memory/ { split($0, cells, "│"); gsub(/ /, "", cells[5]); print name "|" cells[5] }
+        /^│ Memory \(resident peak\)/ && name ~ /resident memory/ { split($0, cells, "│"); gsub(/ /, "", cells[5]); print name "|" cells[5] }
     ')$'\n'
 done
 medians=$(printf '%s' "$all" | awk -F'|' '

@@ -74,9 +74,15 @@ final class PostgresListener: Sendable {
             }
             guard !Task.isCancelled else { return }
             switch ending {
-            case .listened:
-                // Its connection died, or was proved dead: so may the pool's others. Marked
-                // before the streams hear, so their reloads wait briefly for a connection.
+            case .listened, .provedDead:
+                if case .provedDead = ending {
+                    // It died without a word, and the pool's idle connections most likely died
+                    // with it: a reload on one would wait for the whole operationTimeout. They
+                    // are closed before the streams hear, so the reloads get new ones.
+                    await PostgresLeases.shared.closeIdle(of: client)
+                }
+                // Its connection died: so may the pool's others. Marked before the streams hear,
+                // so their reloads wait briefly for a connection.
                 pause = .milliseconds(20)
                 PostgresReachability.shared.lost(client)
                 report(.doubtful)
@@ -101,8 +107,11 @@ final class PostgresListener: Sendable {
 
     /// How one try to listen ended.
     enum Ending {
-        /// It listened, then the connection was lost or proved dead.
+        /// It listened, then the connection was lost.
         case listened
+        /// Its connection went silent: it was closed, unanswered, after a heartbeat or while it
+        /// started to listen.
+        case provedDead
         /// No connection came, or it broke before listening.
         case lost
         /// The server or the pool does not let it listen, for this reason.
@@ -113,11 +122,13 @@ final class PostgresListener: Sendable {
 
     private func listenOnce() async -> Ending {
         let listened = Flag()
+        // Set when the connection was closed for its silence: it died without a word.
+        let silent = Flag()
         do {
-            try await client.withConnection { connection in
+            try await PostgresLeases.shared.withConnection(of: client) { connection in
                 PostgresReachability.shared.reached(client)
                 // A pooled connection may be dead already: LISTEN on it would wait forever.
-                let watchdog = close(connection, unless: listened, within: heartbeat * 2)
+                let watchdog = close(connection, unless: listened, within: heartbeat * 2, closing: silent)
                 defer { watchdog.cancel() }
                 try await connection.listen(on: table.channel) { notifications in
                     listened.set()
@@ -127,7 +138,8 @@ final class PostgresListener: Sendable {
             return .listened
         } catch let error as HeartbeatFailure {
             switch error {
-            case .silent: return .listened
+            case .silent: return .provedDead
+            case .closed: return .listened
             case .notificationLost:
                 return .cannotListen(
                     "a notification the listening connection sent itself did not come back within \(heartbeat): "
@@ -148,19 +160,23 @@ final class PostgresListener: Sendable {
             }
             return .cannotListen("the server refused LISTEN: \(message) (SQLSTATE \(state))")
         } catch {
+            if silent.isSet { return .provedDead }
             return listened.isSet ? .listened : .lost
         }
     }
 
     /// Closes `connection` unless `done` is set within `bound` (it listens, its statement
     /// ended): a connection that went silent would keep its caller waiting until TCP gives up.
+    /// Sets `closing`, if given, before it closes.
     private func close(
         _ connection: PostgresConnection,
         unless done: Flag,
-        within bound: Duration
+        within bound: Duration,
+        closing: Flag? = nil
     ) -> Task<Void, Never> {
         Task {
             guard (try? await Task.sleep(for: bound)) != nil, !done.isSet else { return }
+            closing?.set()
             try? await connection.close()
         }
     }
@@ -198,7 +214,7 @@ final class PostgresListener: Sendable {
                     else { continue }
                     self.broadcaster(change.key)?.signalAll()
                 }
-                throw HeartbeatFailure.silent  // the connection closed
+                throw HeartbeatFailure.closed
             }
             group.addTask {
                 try await self.proveAlive(connection, heard: heard)
@@ -274,7 +290,7 @@ final class PostgresListener: Sendable {
         let client = client
         return Task {
             do {
-                try await client.withConnection { other in
+                try await PostgresLeases.shared.withConnection(of: client) { other in
                     let sent = Flag()
                     let watchdog = close(other, unless: sent, within: heartbeat)
                     defer { watchdog.cancel() }
@@ -331,6 +347,8 @@ final class PostgresListener: Sendable {
     enum HeartbeatFailure: Error {
         /// The connection did not answer: it is dead.
         case silent
+        /// The connection closed: its notifications ended.
+        case closed
         /// It answered, but its own notification never came back.
         case notificationLost
     }

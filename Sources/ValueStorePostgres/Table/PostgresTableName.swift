@@ -100,6 +100,39 @@ enum PostgresResolvedTables {
 
     private static let resolved = Mutex<[Spelling: Entry]>([:])
 
+    /// How long an answer that no such table exists is trusted: calls in a row on a missing
+    /// table share one look-up per window instead of borrowing a connection each, which cost
+    /// memory with each call (postgres-nio's pool keeps a timer for each connection it takes
+    /// back, for 30 seconds). `createIfNeeded()` in this process forgets the answer at once.
+    static let missingFor = Duration.milliseconds(100)
+
+    /// A spelling the server found no table for, with the error that said so.
+    private struct Missing {
+        weak var client: PostgresClient?
+        let error: ValueStoreError
+        let at: ContinuousClock.Instant
+    }
+
+    private static let missing = Mutex<[Spelling: Missing]>([:])
+
+    /// The error of a look-up of `spelling` that found no table within ``missingFor``.
+    static func recentlyMissing(_ spelling: Spelling, client: PostgresClient) -> ValueStoreError? {
+        missing.withLock { missing in
+            guard let entry = missing[spelling], entry.client === client, ContinuousClock.now - entry.at < missingFor
+            else { return nil }
+            return entry.error
+        }
+    }
+
+    /// The server found no table for `spelling`: `error` says so.
+    static func rememberMissing(_ error: ValueStoreError, for spelling: Spelling, client: PostgresClient) {
+        let now = ContinuousClock.now
+        missing.withLock { missing in
+            missing = missing.filter { $0.value.client != nil && now - $0.value.at < missingFor }
+            missing[spelling] = Missing(client: client, error: error, at: now)
+        }
+    }
+
     static func lookUp(_ spelling: Spelling, client: PostgresClient) -> PostgresTableName? {
         resolved.withLock { resolved in
             guard let entry = resolved[spelling], entry.client === client else { return nil }
@@ -112,6 +145,7 @@ enum PostgresResolvedTables {
             resolved = resolved.filter { $0.value.client != nil }
             resolved[spelling] = Entry(client: client, table: table)
         }
+        missing.withLock { _ = $0.removeValue(forKey: spelling) }
     }
 }
 

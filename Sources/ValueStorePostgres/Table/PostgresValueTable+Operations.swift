@@ -206,6 +206,10 @@ extension PostgresValueTable {
     ///
     /// A read whose connection turns out to be lost (a pooled connection the server or the
     /// network dropped, or one closed here because it went silent) is tried again, up to twice.
+    /// After a listening connection of the client was proved dead, each connection answers a
+    /// round trip within ``heartbeatInterval`` (at most 1 s) before anything is sent on it; one
+    /// that does not is closed and another borrowed, not counted as a try
+    /// (``PostgresLeases/needsProof(_:of:)``).
     func connected<Result: Sendable>(
         step: PostgresStep,
         store: String,
@@ -213,10 +217,16 @@ extension PostgresValueTable {
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         var tries = 0
+        var silent = 0
         while true {
             tries += 1
             do {
                 return try await connectedOnce(step: step, store: store, settled: settled, operation)
+            } catch let error as LostConnection where error.underlying is SilentConnection && silent < 20 {
+                // A connection that died in a partition, closed before anything was sent on it:
+                // the next is not another try.
+                silent += 1
+                tries -= 1
             } catch let error as LostConnection {
                 PostgresReachability.shared.lost(client)
                 // The pool may lend the connection just closed once more before it notices.
@@ -249,13 +259,23 @@ extension PostgresValueTable {
         let bound = operationTimeout
         let attempt = LeaseAttempt<Result>(cancelsOperation: step == .read, settled: settled)
         let leases = PostgresLeases.shared
+        // How long a connection lent after a proof of death has to answer its first round trip.
+        let proof = min(heartbeatInterval, .seconds(1))
         let table = self
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     attempt.start(continuation: continuation) {
-                        try await client.withConnection { connection in
+                        try await leases.withConnection(of: client) { connection in
                             guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
+                            if leases.needsProof(connection, of: client) {
+                                // The listening connection was proved dead: this one may have
+                                // died with it, unseen by the store.
+                                guard await PostgresLeases.answers(connection, within: proof) else {
+                                    throw NotSent(underlying: SilentConnection())
+                                }
+                                leases.vouch(for: connection, of: client)
+                            }
                             PostgresReachability.shared.reached(client)
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
@@ -324,6 +344,9 @@ extension PostgresValueTable {
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as NotSent {
+            if error.underlying is SilentConnection {
+                throw LostConnection(underlying: error.underlying)
+            }
             if let lost = error.underlying as? PSQLError, lost.isLostConnection || lost.code == .clientClosedConnection
             {
                 throw LostConnection(underlying: lost)
@@ -389,7 +412,7 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         /// Waits ``PostgresValueTable/connectTimeout`` for a connection.
         var timer: Task<Void, Never>?
         /// Waits ``PostgresValueTable/operationTimeout`` once the connection came.
-        var deadline: Task<Void, Never>?
+        var deadline: Scheduled<Void>?
         var cancelled = false
         /// The connection the operation runs on.
         var connection: PostgresConnection?
@@ -463,14 +486,10 @@ private final class LeaseAttempt<Result: Sendable>: Sendable {
         }
         guard let connectTimer else { return false }
         connectTimer?.cancel()
-        let overdue = Task {
-            do {
-                try await Task.sleep(for: deadline)
-            } catch {
-                return  // the operation ended first
-            }
-            self.overdue()
-        }
+        // A timer of the connection's event loop, which cancelling removes, rather than a task
+        // that sleeps: a cancelled sleep keeps its timer, and the memory it holds, until the
+        // deadline it no longer waits for, so every operation held some for operationTimeout.
+        let overdue = connection.eventLoop.scheduleTask(in: TimeAmount(deadline)) { self.overdue() }
         let finished = state.withLock { state in
             state.deadline = overdue
             return state.done
@@ -618,6 +637,9 @@ private struct NotSent: Error {
     var underlying: any Error
 }
 
+/// A connection lent after a proof of death did not answer its first round trip, and was closed.
+private struct SilentConnection: Error {}
+
 /// A read's connection was lost: it may be tried on another.
 struct LostConnection: Error {
     /// postgres-nio's error, or `LeaseOverdue` for a connection that went silent.
@@ -631,25 +653,6 @@ extension PSQLError {
         case .serverClosedConnection, .connectionError, .uncleanShutdown: true
         default: false
         }
-    }
-}
-
-/// How many connections value-table operations hold, by client: what a busy pool's error says.
-final class PostgresLeases: Sendable {
-    static let shared = PostgresLeases()
-
-    private let counts = Mutex<[ObjectIdentifier: Int]>([:])
-
-    func add(_ delta: Int, for client: PostgresClient) {
-        counts.withLock { counts in
-            let id = ObjectIdentifier(client)
-            let count = counts[id, default: 0] + delta
-            counts[id] = count == 0 ? nil : count
-        }
-    }
-
-    func count(for client: PostgresClient) -> Int {
-        counts.withLock { $0[ObjectIdentifier(client)] ?? 0 }
     }
 }
 
