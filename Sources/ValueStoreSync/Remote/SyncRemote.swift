@@ -20,6 +20,10 @@
 ///   "try again later" and drops nothing.
 /// - A push is idempotent: the same request twice has the effect of one.
 /// - A pull changes nothing but the server's note of how far the replica has pulled.
+/// - Every write to the account is followed by a poke. A poke that names an author and a head
+///   is sent only for that replica's push, after every version it wrote, all at or below the
+///   head: the author skips it once its cursor reached the head, so a poke that named the wrong
+///   author or too low a head would hide another device's change until the next poke.
 public struct SyncRemote: Sendable {
     /// Sends changes; see ``SyncPushRequest``.
     ///
