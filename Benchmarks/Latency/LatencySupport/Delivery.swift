@@ -37,9 +37,11 @@ public func write(
     exit(0)
 }
 
-/// Latencies in milliseconds of the values that arrived: from the start of each save (an upper
-/// bound, the writer's own save included) and from its end (a value can arrive before the
-/// writer's save has returned; those count as zero).
+/// Latencies in milliseconds of each save until the follower saw it: from the start of each
+/// save (what a user sees, the writer's own save included) and from its end (a value can arrive
+/// before the writer's save has returned; those count as zero). A save counts as seen when its
+/// value or a later one arrived (the writer saves increasing values): a save whose value was
+/// overtaken by the next one before it arrived is seen when that one arrived, not left out.
 public struct Deliveries {
     /// From the start of each save.
     public var fromStart: [Double] = []
@@ -107,13 +109,21 @@ public struct Deliveries {
             task.cancel()
         }
 
+        let saves = String(decoding: printed, as: UTF8.self).split(separator: "\n").map {
+            $0.split(separator: " ").compactMap { UInt64($0) }
+        }.filter { $0.count == 3 }
         return arrivals.indices.map { index in
+            let times = arrivals[index].times.withLock { $0 }
+            // When each value, or a later one, first arrived.
+            var seen: [Int: UInt64] = [:]
+            var earliest: UInt64?
+            for value in stride(from: times.keys.max() ?? 0, through: 1, by: -1) {
+                if let arrived = times[value] { earliest = min(earliest ?? arrived, arrived) }
+                seen[value] = earliest
+            }
             var deliveries = Deliveries()
-            for line in String(decoding: printed, as: UTF8.self).split(separator: "\n") {
-                let fields = line.split(separator: " ").compactMap { UInt64($0) }
-                guard fields.count == 3, let arrived = arrivals[index].times.withLock({ $0[Int(fields[0])] }) else {
-                    continue
-                }
+            for fields in saves {
+                guard let arrived = seen[Int(fields[0])] else { continue }
                 deliveries.fromStart.append(arrived > fields[1] ? Double(arrived - fields[1]) / 1_000_000 : 0)
                 deliveries.fromEnd.append(arrived > fields[2] ? Double(arrived - fields[2]) / 1_000_000 : 0)
             }

@@ -3,8 +3,10 @@
 // `PostgresValueTable` row: the PostgreSQL store's own cross-machine delivery, measured in the same
 // run. A synced change pays the local durable commit (an entry appended to the replica's journal),
 // the push (one statement, or a read and one statement), the poke (a notification), the pull (one
-// statement) and the receiving device's durable commit, so the target is 3× the store's delivery.
-// Run under pg_virtualenv:
+// statement) and the receiving device's durable commit, so the target is 2.5× the store's delivery.
+// Both spans are what a user sees: from the start of the save on one device (or client) to the
+// element on the other's `changes()`, and a save overtaken by the next one before it arrived
+// counts as seen when the next one arrived. Run under pg_virtualenv:
 //
 //     cd Benchmarks && VALUESTORE_BENCHMARK_POSTGRES=1 pg_virtualenv swift run -c release PostgresSyncLatency [COUNT]
 
@@ -60,9 +62,9 @@ let synced = try await Deliveries.measure(
     settle: .milliseconds(500))
 synced.report("changes() of a synced key on another device, through PostgresSyncTable", of: count)
 let ratio = synced.median / row.median
-print(String(format: "ratio of medians: %.2f (target <= 3)", ratio))
+print(String(format: "ratio of medians from the start of the save: %.2f (target <= 2.5)", ratio))
 try await breakdown(of: sync, in: folder.appending(path: "parts"), count: count)
-exit(ratio <= 3 ? 0 : 1)
+exit(ratio <= 2.5 ? 0 : 1)
 
 /// Where a synced change's time goes: the parts of its path, each measured alone, `count` times.
 func breakdown(of sync: PostgresSyncTable, in folder: URL, count: Int) async throws {

@@ -50,8 +50,21 @@ final class PostgresChanges: Sendable {
         label: String,
         heartbeat: Duration
     ) -> AsyncStream<Void> {
+        subscribe(client: client, table: table, key: key, label: label, heartbeat: heartbeat).signals
+    }
+
+    /// A stream of signals for `key`, as ``signals(client:table:key:label:heartbeat:)``, and the
+    /// number of the last notification of its ``PostgresNoticeLog`` when it subscribed: read
+    /// what came after it with ``notices(client:table:key:after:)`` on each signal.
+    func subscribe(
+        client: PostgresClient,
+        table: PostgresTableName,
+        key: String,
+        label: String,
+        heartbeat: Duration
+    ) -> (signals: AsyncStream<Void>, read: UInt64) {
         let target = Target(client: ObjectIdentifier(client), table: table)
-        let (listener, broadcaster) = state.withLock { state in
+        let (listener, broadcaster, read) = state.withLock { state in
             let listener: PostgresListener
             if let existing = state.listeners[target] {
                 listener = existing
@@ -63,15 +76,34 @@ final class PostgresChanges: Sendable {
                     $0 = Task { await listener.run() }
                 }
             }
-            let broadcaster = listener.observed.withLock { observed in
+            let (broadcaster, read) = listener.observed.withLock { observed in
                 observed[key, default: PostgresListener.Observed()].streams += 1
-                return observed[key]!.broadcaster
+                return (observed[key]!.broadcaster, observed[key]!.notices.last)
             }
-            return (listener, broadcaster)
+            return (listener, broadcaster, read)
         }
         listener.feed.record()
-        return broadcaster.signals { [weak self] in
+        let signals = broadcaster.signals { [weak self] in
             self?.release(target, key: key, of: listener)
+        }
+        return (signals, read)
+    }
+
+    /// The notifications of `key` the listener of `table` kept after number `read`, whether any
+    /// may have been missed, and the number to read after next time; `nil` when no listener
+    /// follows the key.
+    func notices(
+        client: PostgresClient,
+        table: PostgresTableName,
+        key: String,
+        after read: UInt64
+    ) -> (notices: [PostgresChangeNotice], missed: Bool, last: UInt64)? {
+        let listener = state.withLock { $0.listeners[Target(client: ObjectIdentifier(client), table: table)] }
+        return listener?.observed.withLock { observed in
+            observed[key].map { kept in
+                let (notices, missed) = kept.notices.notices(after: read)
+                return (notices, missed, kept.notices.last)
+            }
         }
     }
 

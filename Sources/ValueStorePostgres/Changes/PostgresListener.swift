@@ -22,6 +22,8 @@ final class PostgresListener: Sendable {
     struct Observed {
         let broadcaster = ChangeBroadcaster()
         var streams = 0
+        /// The sync tables' notifications of the key, for their pokes' authors.
+        var notices = PostgresNoticeLog()
     }
 
     let client: PostgresClient
@@ -53,10 +55,28 @@ final class PostgresListener: Sendable {
     /// Signals every observed key: after listening (again), when notifications may have been
     /// missed, and when the feed's health changed.
     func signalEveryKey() {
-        let broadcasters = observed.withLock { $0.values.map(\.broadcaster) }
+        let broadcasters = observed.withLock { observed in
+            // Marked in every key's log: what follows the notifications reads "missed".
+            for key in observed.keys {
+                observed[key]!.notices.append(nil)
+            }
+            return observed.values.map(\.broadcaster)
+        }
         for broadcaster in broadcasters {
             broadcaster.signalAll()
         }
+    }
+
+    /// Takes in a notification of another writer: kept in its key's log if a sync table's,
+    /// then every stream of the key is signalled.
+    func heard(_ change: PostgresChangeNotice) {
+        let broadcaster = observed.withLock { observed -> ChangeBroadcaster? in
+            if change.writer.hasPrefix(PostgresChangeNotice.syncWriter) {
+                observed[change.key]?.notices.append(change)
+            }
+            return observed[change.key]?.broadcaster
+        }
+        broadcaster?.signalAll()
     }
 
     /// Listens until cancelled, listening again whenever the connection is lost or proved dead;
@@ -212,7 +232,7 @@ final class PostgresListener: Sendable {
                     heard.heard(beat: nil)
                     guard let change = PostgresChangeNotice(notification.payload), change.writer != self.writer
                     else { continue }
-                    self.broadcaster(change.key)?.signalAll()
+                    self.heard(change)
                 }
                 throw HeartbeatFailure.closed
             }

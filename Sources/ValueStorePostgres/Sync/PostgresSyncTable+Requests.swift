@@ -53,7 +53,7 @@ extension PostgresSyncTable {
                 guard
                     let written = try await table.write(
                         state, over: before, account: request.account, poking: wrote ? channel : nil,
-                        ifRowIs: version, on: connection)
+                        by: request.replica, ifRowIs: version, on: connection)
                 else { return nil }
                 if response.refusal == nil {
                     table.pushMemory.remember(
@@ -72,8 +72,8 @@ extension PostgresSyncTable {
             let (response, wrote) = SyncServerRules.answer(
                 request, in: &state, serverTime: now, maximumClockAhead: ahead)
             try await table.write(
-                state, over: before, account: request.account, poking: wrote ? channel : nil, ifRowIs: nil,
-                on: connection)
+                state, over: before, account: request.account, poking: wrote ? channel : nil, by: request.replica,
+                ifRowIs: nil, on: connection)
             return response
         }
     }
@@ -290,7 +290,8 @@ extension PostgresSyncTable {
 
     /// Writes, in one statement, what a request changed in `state` since `before`: records and
     /// idempotency entries (upserted), archived losers (appended), progress (never lowered), the
-    /// account row, and the poke on `channel` when given (delivered at commit).
+    /// account row, and the poke on `channel` when given (delivered at commit), naming `author`
+    /// and the head the write reached.
     ///
     /// With `version`, the statement writes only if the account's row is still that version
     /// (`xmin`), rewrites the row in any case so the next writer sees a new version, and takes
@@ -303,6 +304,7 @@ extension PostgresSyncTable {
         over before: SyncAccountState,
         account: String,
         poking channel: String?,
+        by author: ReplicaID,
         ifRowIs version: String?,
         on connection: PostgresConnection
     ) async throws -> String? {
@@ -367,7 +369,7 @@ extension PostgresSyncTable {
                     seen = greatest(known.seen, excluded.seen)
             )
             SELECT \(unescaped: applies),
-                (SELECT count(*) FROM pg_notify(\(channel ?? "")::text, \("0 sync \(PostgresKey.identifier(account))")::text)
+                (SELECT count(*) FROM pg_notify(\(channel ?? "")::text, \(PostgresChangeNotice.syncPayload(account: account, author: author, head: state.row.head))::text)
                     WHERE \(channel != nil)::bool AND \(unescaped: applies)),
                 (SELECT version FROM moved)
             """
@@ -382,7 +384,7 @@ extension PostgresSyncTable {
     /// (its resolved identity's, as every spelling of the name hears), which every process's
     /// listener of the table hears (none skips it as its own).
     func poke(account: String, channel: String, on connection: PostgresConnection) async throws {
-        let payload = "0 sync \(PostgresKey.identifier(account))"
+        let payload = PostgresChangeNotice.syncPayload(account: account)
         try await connection.run("SELECT pg_notify(\(channel)::text, \(payload)::text)")
     }
 
@@ -413,43 +415,6 @@ extension PostgresSyncTable {
         let resolved = PostgresTableName.resolved(schema: schema, table: relation)
         PostgresResolvedTables.remember(resolved, for: records.spelling, client: client)
         return resolved
-    }
-
-    /// The pokes of `account`: the signals of its identifier on the resolved records table's
-    /// channel, and one every ``heartbeatInterval`` while the listener cannot vouch that none was
-    /// missed (it cannot listen, or lost its connection), so a replica's `run()` still pulls.
-    func pokes(of account: String) -> AsyncStream<Void> {
-        let table = self
-        let key = PostgresKey.identifier(account)
-        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            let forwarding = Task {
-                var pause = Duration.milliseconds(50)
-                var found = try? await table.resolvedRecords()
-                while found == nil, !Task.isCancelled {
-                    // Nothing to follow yet: a poke a pause, so the replica tries, and learns why.
-                    continuation.yield()
-                    try? await Task.sleep(for: pause)
-                    pause = min(pause * 2, table.heartbeatInterval)
-                    found = try? await table.resolvedRecords()
-                }
-                guard let resolved = found else { return continuation.finish() }
-                let signals = PostgresChanges.shared.signals(
-                    client: table.client, table: resolved, key: key, label: table.label,
-                    heartbeat: table.heartbeatInterval)
-                let feed = PostgresChanges.shared.feed(client: table.client, table: resolved)
-                let polling = Task {
-                    while (try? await Task.sleep(for: table.heartbeatInterval)) != nil {
-                        if case .following = feed?.health {} else { continuation.yield() }
-                    }
-                }
-                defer { polling.cancel() }
-                for await _ in signals {
-                    continuation.yield()
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in forwarding.cancel() }
-        }
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {

@@ -32,7 +32,9 @@ public import ValueStoreSync
 ///   the account row's lock, so a version commits only after every lower one, and a pull reads
 ///   the head and the records in one snapshot: a cursor never skips a row that committed late.
 /// - **Pokes** are notifications on the records table's channel, delivered at commit, through the
-///   same listening connection (and heartbeat) as ``PostgresValueTable``'s changes.
+///   same listening connection (and heartbeat) as ``PostgresValueTable``'s changes; a push's
+///   poke names the pushing replica and the head it reached, so that replica need not pull
+///   after its own push.
 /// - **The server's clock** is the database's (`clock_timestamp()`), merged by every replica from
 ///   every answer; stamps more than ``maximumClockAhead`` ahead of it are refused.
 ///
@@ -193,7 +195,7 @@ public struct PostgresSyncTable: Sendable {
                 try table.check(request.account, is: account)
                 return try await table.pull(request)
             },
-            pokes: { table.pokes(of: account.id) }
+            authoredPokes: { table.pokes(of: account.id) }
         )
     }
 

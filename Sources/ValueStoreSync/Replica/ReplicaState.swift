@@ -66,6 +66,15 @@ struct ReplicaState {
     struct Wants {
         var push = false
         var pull = false
+        /// The highest head the echoes of this replica's own pushes reached: a pull is wanted
+        /// only if the cursor is still below it when the sync starts (the push's answer, applied,
+        /// moves the cursor past its own versions).
+        var echoed: ServerVersion?
+
+        /// Whether a sync that starts with `cursor` pulls.
+        func pulls(at cursor: ServerVersion) -> Bool {
+            pull || echoed.map { cursor < $0 } ?? false
+        }
     }
 
     var status: SyncStatus {
@@ -93,6 +102,18 @@ struct ReplicaState {
         wants.push = wants.push || push
         wants.pull = wants.pull || pull
         bellIsDue = true
+    }
+
+    /// Asks the running ``SyncReplica/run()`` to pull for `poke`: always, unless the poke is
+    /// the echo of this replica's own push (its author and head named), which asks for a pull
+    /// only if the push's answer did not bring the cursor up to the head.
+    mutating func ring(for poke: SyncPoke) {
+        if let author = poke.author, let head = poke.head, author == meta?.id {
+            wants.echoed = max(wants.echoed ?? head, head)
+            bellIsDue = true
+        } else {
+            ring(pull: true)
+        }
     }
 
     /// Takes in the records that changed in a commit: the pending marks follow them.

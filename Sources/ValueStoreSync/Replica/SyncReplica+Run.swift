@@ -4,7 +4,8 @@ import ValueStore
 
 extension SyncReplica {
     /// Syncs until cancelled: pushes when something is pending, pulls on every poke of the
-    /// remote, and on a slow timer while the remote's pokes are not alive.
+    /// remote but the echoes of its own pushes, and on a slow timer while the remote's pokes are
+    /// not alive.
     ///
     /// ```swift
     /// let syncing = Task { try await replica.run() }
@@ -13,7 +14,9 @@ extension SyncReplica {
     /// ```
     ///
     /// It subscribes to the remote's pokes, then syncs once: a change another device pushes after
-    /// that first pull is poked, never missed. After a failure it waits, twice as long after each failure in
+    /// that first pull is poked, never missed. A poke that names this replica as its author
+    /// (``SyncPoke``), the echo of its own push, asks for no pull once the push's answer brought
+    /// the replica's cursor up to the poke's head: nothing else changed. After a failure it waits, twice as long after each failure in
     /// a row (``SyncOptions/retryDelay`` up to ``SyncOptions/maximumRetryDelay``), and tries
     /// again; nothing pending is ever dropped, and ``SyncStatus/lastError`` shows the failure.
     /// While nothing is pending and the pokes stream is alive, it makes no request at all.
@@ -23,7 +26,7 @@ extension SyncReplica {
     public func run() async throws {
         try await open()
         // Subscribed before the first sync rings: a change pushed after its pull is poked.
-        let pokes = remote.pokes()
+        let pokes = remote.authoredPokes()
         let (doorbell, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         withState { state in
             state.doorbell = continuation
@@ -39,8 +42,8 @@ extension SyncReplica {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in pokes {
-                    self.withState { $0.ring(pull: true) }
+                for await poke in pokes {
+                    self.withState { $0.ring(for: poke) }
                 }
                 self.withState { state in
                     state.pokesAlive = false
@@ -58,9 +61,12 @@ extension SyncReplica {
             }
             var failures = 0
             for await _ in doorbell {
+                // Taken when the sync starts: the echo of a push this loop made is settled by now.
                 let wants = withState { state in
                     defer { state.wants = ReplicaState.Wants() }
-                    return state.wants
+                    var wants = state.wants
+                    wants.pull = wants.pulls(at: state.meta?.cursor ?? .zero)
+                    return wants
                 }
                 guard wants.push || wants.pull else { continue }
                 do {

@@ -15,14 +15,15 @@ import ValueStore
 /// It keeps, per account, what every sync server keeps: the account's epoch, head and horizon;
 /// each key's record; each (replica, key)'s last settled change, so a repeated push has its
 /// effect once; each replica's progress; and an archive of every change that lost, until it is
-/// resolved. Every push and pull runs under one lock, as one transaction. Its remote signals
-/// ``SyncRemote/pokes`` after every push that wrote to the account.
+/// resolved. Every push and pull runs under one lock, as one transaction. Its remote pokes
+/// (``SyncRemote/authoredPokes``) after every push that wrote to the account, naming the pushing
+/// replica and the head its push reached.
 public final class InMemorySyncServer: Sendable {
     private let accounts = Mutex<[String: SyncAccountState]>([:])
     /// Each account's records by version, so that a pull page costs what it returns; taken
     /// inside `accounts`' lock.
     private let indexes = Mutex<[String: SyncVersionIndex]>([:])
-    private let broadcasters = Mutex<[String: ChangeBroadcaster]>([:])
+    private let pokes = SyncPokeSubscribers()
     private let clock: SyncClock
     private let maximumClockAhead: Int64
 
@@ -63,7 +64,7 @@ public final class InMemorySyncServer: Sendable {
                 try Self.check(request.account, is: account)
                 return self.pull(request)
             },
-            pokes: { self.broadcaster(for: account.id).signals() }
+            authoredPokes: { self.pokes.pokes(of: account.id) }
         )
     }
 
@@ -120,7 +121,7 @@ public final class InMemorySyncServer: Sendable {
             state.idempotency = [:]
             accounts[account.id] = state
         }
-        broadcaster(for: account.id).signalAll()
+        pokes.send(.pullNow, to: account.id)
     }
 
     /// Collects the removals that every replica has pulled and that are older than `age`, in
@@ -172,7 +173,7 @@ public final class InMemorySyncServer: Sendable {
             return Array(accounts.keys)
         }
         for id in ids {
-            broadcaster(for: id).signalAll()
+            pokes.send(.pullNow, to: id)
         }
     }
 
@@ -194,7 +195,7 @@ public final class InMemorySyncServer: Sendable {
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
         let request = SyncKey.normalizingKeys(of: request)
         let now = clock.milliseconds
-        let (response, wrote) = accounts.withLock { accounts in
+        let (response, wrote, reached) = accounts.withLock { accounts in
             // Taken out of the dictionary while it changes: a copy left in it would make the
             // first write copy every record.
             var state =
@@ -211,10 +212,10 @@ public final class InMemorySyncServer: Sendable {
                     indexes[request.account] = index
                 }
             }
-            return answer
+            return (answer.response, answer.wrote, state.row.head)
         }
         if wrote {
-            broadcaster(for: request.account).signalAll()
+            pokes.send(SyncPoke(author: request.replica, head: reached), to: request.account)
         }
         return response
     }
@@ -235,17 +236,6 @@ public final class InMemorySyncServer: Sendable {
             let response = SyncServerRules.answer(request, in: &page, serverTime: now)
             state.progress = page.progress
             return response
-        }
-    }
-
-    private func broadcaster(for account: String) -> ChangeBroadcaster {
-        broadcasters.withLock { broadcasters in
-            if let broadcaster = broadcasters[account] {
-                return broadcaster
-            }
-            let broadcaster = ChangeBroadcaster()
-            broadcasters[account] = broadcaster
-            return broadcaster
         }
     }
 

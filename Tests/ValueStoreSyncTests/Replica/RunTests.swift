@@ -84,6 +84,52 @@ import ValueStoreSync
         }
     }
 
+    @Test func theWriterDoesNotPullAfterItsOwnPushWhenNothingElseChanged() async throws {
+        try await SyncSandbox.with { sandbox in
+            let inner = sandbox.server.remote(for: sandbox.account)
+            let counts = PullsAndPokes()
+            // Counts the pulls, noting the cursor each starts from, and how many pokes run()
+            // has taken: it asks for the next one once it has rung for the last.
+            let remote = SyncRemote(
+                label: "counted", push: { try await inner.push($0) },
+                pull: { request in
+                    counts.pulled(from: request.cursor)
+                    return try await inner.pull(request)
+                },
+                authoredPokes: {
+                    let pokes = PokeSource(inner.authoredPokes())
+                    return AsyncStream(unfolding: {
+                        counts.askedForPoke()
+                        return await pokes.next()
+                    })
+                })
+            let phone = try sandbox.replica("phone", remote: remote)
+            let syncing = Task { try await phone.run() }
+            defer { syncing.cancel() }
+            // run()'s first sync pulls from the empty history; then every push is the phone's.
+            try await within(.seconds(30), "the phone's first pull") {
+                while counts.pulls.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let theme = phone.store("theme", as: String.self)
+            for (index, value) in ["dark", "light", "sepia"].enumerated() {
+                try await theme.save(value)
+                try await within(.seconds(30), "the phone's push of \(value)") { try await phone.waitUntilPushed() }
+                // The echo of this push rung before the next save: run() asked for the poke after it.
+                try await within(.seconds(30), "run() taking the poke of the phone's push of \(value)") {
+                    while counts.pokesAskedFor < index + 2 { try await Task.sleep(for: .milliseconds(5)) }
+                }
+            }
+            // Another device's change is still pulled, and after it the phone's count is read.
+            let laptop = try sandbox.replica("laptop")
+            try await laptop.store("fontSize", as: Int.self).save(16)
+            let echoes = counts.pulls.filter { $0 > .zero }.count
+            try await laptop.syncNow()
+            let states = phone.store("fontSize", as: Int.self).changes()
+            #expect(try await delivered(16, to: states, "the phone's stream showing the laptop's save"))
+            #expect(echoes == 0, "the phone pulled \(echoes) times after its own pushes, with nothing else changed")
+        }
+    }
+
     @Test func withoutPokesItPollsAndAfterFailuresItTriesAgain() async throws {
         try await SyncSandbox.with { sandbox in
             let inner = sandbox.server.remote(for: sandbox.account)
@@ -127,5 +173,37 @@ func delivered<Value: Equatable & Sendable>(
             return true
         }
         return false
+    }
+}
+
+/// What a counting remote saw: the cursor of every pull, and how many pokes its consumer asked for.
+final class PullsAndPokes: Sendable {
+    private let state = Mutex((pulls: [ServerVersion](), pokesAskedFor: 0))
+
+    var pulls: [ServerVersion] { state.withLock { $0.pulls } }
+    var pokesAskedFor: Int { state.withLock { $0.pokesAskedFor } }
+
+    func pulled(from cursor: ServerVersion) {
+        state.withLock { $0.pulls.append(cursor) }
+    }
+
+    func askedForPoke() {
+        state.withLock { $0.pokesAskedFor += 1 }
+    }
+}
+
+/// One stream's pokes, handed out one call at a time.
+actor PokeSource {
+    private var iterator: AsyncStream<SyncPoke>.Iterator
+
+    init(_ pokes: AsyncStream<SyncPoke>) {
+        iterator = pokes.makeAsyncIterator()
+    }
+
+    func next() async -> SyncPoke? {
+        var taken = iterator
+        let poke = await taken.next(isolation: self)
+        iterator = taken
+        return poke
     }
 }

@@ -1,0 +1,32 @@
+#if PostgreSQL
+/// The last notifications of one key a listener heard, numbered, for followers that need more
+/// than the signal (a sync table's pokes name the pushing replica): a follower reads what came
+/// after the last number it read. Only the sync tables' notifications are kept, and the last
+/// ``capacity`` of them; a follower that fell further behind, or a signal with nothing new (the
+/// listener listening again, its health changing), reads "missed", which means "pull now".
+struct PostgresNoticeLog {
+    /// How many notifications are kept.
+    static let capacity = 16
+
+    private var entries: [(number: UInt64, notice: PostgresChangeNotice?)] = []
+    /// The number of the last entry, or 0 before the first.
+    private(set) var last: UInt64 = 0
+
+    /// Keeps `notice`, or, with `nil`, a mark that notifications may have been missed.
+    mutating func append(_ notice: PostgresChangeNotice?) {
+        last += 1
+        entries.append((last, notice))
+        if entries.count > Self.capacity {
+            entries.removeFirst(entries.count - Self.capacity)
+        }
+    }
+
+    /// The notifications after number `read`, and whether any may have been missed since (a
+    /// mark, or entries no longer kept).
+    func notices(after read: UInt64) -> (notices: [PostgresChangeNotice], missed: Bool) {
+        let newer = entries.filter { $0.number > read }
+        let kept = newer.first.map { $0.number == read + 1 } ?? (read == last)
+        return (newer.compactMap(\.notice), !kept || newer.contains { $0.notice == nil })
+    }
+}
+#endif
