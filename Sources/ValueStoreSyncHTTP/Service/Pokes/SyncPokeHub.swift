@@ -77,11 +77,6 @@ package final class SyncPokeHub: Sendable {
     /// Whether ``end()`` was called.
     package var isEnded: Bool { state.withLock { $0.isEnded } }
 
-    /// How many streams are open, and how many accounts are listened to.
-    package var counts: (streams: Int, listeners: Int) {
-        state.withLock { ($0.streams.count, $0.listeners.count) }
-    }
-
     /// Opens a stream of `account` that ends after `duration`, or when its consumer stops
     /// iterating; `nil` after ``end()``.
     package func open(_ account: SyncAccount, for duration: Duration, kind: Kind) -> AsyncStream<Data>? {
