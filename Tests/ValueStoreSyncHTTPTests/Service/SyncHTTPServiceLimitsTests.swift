@@ -93,6 +93,31 @@ import ValueStoreSyncHTTP
         #expect(recording.server.state(of: account)?.records.isEmpty ?? true)
     }
 
+    /// A service whose remote answers every push with `answer`, and that rejects values over a byte.
+    func service(answering answer: SyncPushResponse) -> SyncHTTPService {
+        var limits = SyncHTTPLimits()
+        limits.maximumValueBytes = 1
+        let remote = SyncRemote(
+            label: "fixed", push: { _ in answer }, pull: { _ in throw CancellationError() })
+        return SyncHTTPService(limits: limits, remote: { _ in remote })
+    }
+
+    @Test func aRefusalOfThePushIsPassedOnWithNoOutcomes() async throws {
+        let refused = SyncPushResponse(epoch: UUID(), serverTime: 0, refusal: .restored, outcomes: [])
+        let push = Requests.push([Requests.change("a", Data("ab".utf8)), Requests.change("b", nil)])
+        let response = await service(answering: refused).respond(
+            to: try Requests.http("v1/push", push), account: account)
+        #expect(try JSONDecoder().decode(SyncPushResponse.self, from: try Requests.bytes(of: response)) == refused)
+    }
+
+    @Test func anAnswerWithoutAnOutcomePerForwardedChangeIsOutcomeUnknown() async throws {
+        let short = SyncPushResponse(epoch: UUID(), serverTime: 0, refusal: nil, outcomes: [])
+        let push = Requests.push([Requests.change("a", Data("ab".utf8)), Requests.change("b", nil)])
+        let response = await service(answering: short).respond(to: try Requests.http("v1/push", push), account: account)
+        #expect(response.status == 504)
+        #expect(try Requests.problem(of: response)["code"] == "outcomeUnknown")
+    }
+
     @Test func requestsOverTheRateAre429WithRetryAfterForThatAccountOnly() async throws {
         let (service, recording) = service { $0.requestsPerMinutePerAccount = 2 }
         for _ in 0..<2 {
