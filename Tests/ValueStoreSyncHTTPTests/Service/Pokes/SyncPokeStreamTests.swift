@@ -85,6 +85,24 @@ import ValueStoreTestSupport
         _ = again
     }
 
+    @Test func streamsOpenedAndDroppedAtOnceLeaveNoSubscriptionBehind() async throws {
+        let recording = RecordingRemote()
+        let service = SyncHTTPService(limits: limits(), remote: recording.remote(for:))
+        let pokes = pokes
+        try await withThrowingTaskGroup { group in
+            for index in 0..<400 {
+                group.addTask {
+                    let account = SyncAccount(id: "user-\(index % 4)")
+                    let events = try PokeReading.events(of: await service.respond(to: pokes, account: account))
+                    _ = try await PokeReading.read(events, until: PokeReading.ready, "ready")
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await PokeReading.waitUntil("every subscription's end") { recording.openPokeStreams == 0 }
+        #expect(recording.subscriptions >= 4)
+    }
+
     @Test func aLongPollAnswersAtThePokeOrWhenTheWaitEnds() async throws {
         let recording = RecordingRemote()
         let service = SyncHTTPService(limits: limits(), remote: recording.remote(for:))
