@@ -257,6 +257,8 @@ let package = Package(
         .testTarget(
             name: "ValueStoreSyncHTTPTests",
             dependencies: ["ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP", "ValueStoreTestSupport"],
+            // The v1 wire's bodies, frozen: every release decodes them (WireFixtureTests).
+            resources: [.copy("Fixtures")],
             swiftSettings: strictness
         ),
         // The Hummingbird routes and the deployable server; compiles to nothing without `Hummingbird`.

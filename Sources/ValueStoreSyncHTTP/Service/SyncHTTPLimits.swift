@@ -23,14 +23,17 @@ public struct SyncHTTPLimits: Sendable, Hashable {
     /// ```
     public var maximumValueBytes: Int = 256 << 10
     /// How many requests one account may make in a minute; more are answered 429 with
-    /// `Retry-After`. 600 by default.
+    /// `Retry-After`. 600 by default; 0 or less turns the limit off.
+    ///
+    /// Each account has a bucket of this many requests that refills at this pace, so a device
+    /// may send a burst of up to a minute's requests at once, then keeps the pace.
     ///
     /// ```swift
     /// limits.requestsPerMinutePerAccount = 120
     /// ```
     public var requestsPerMinutePerAccount: Int = 600
     /// How often a quiet poke stream sends a heartbeat, so proxies keep it open and the client
-    /// can tell a dead stream from a quiet one. 20 seconds by default.
+    /// can tell a dead stream from a quiet one. 20 seconds by default, 10 milliseconds at least.
     ///
     /// ```swift
     /// limits.pokeHeartbeat = .seconds(10)

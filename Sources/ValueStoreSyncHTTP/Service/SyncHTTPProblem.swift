@@ -46,11 +46,15 @@ package struct SyncHTTPProblem: Codable, Sendable, Hashable {
         429: "Too Many Requests", 503: "Service Unavailable", 504: "Gateway Timeout",
     ]
 
-    /// The problem as an HTTP answer.
+    /// The problem as an HTTP answer; a 401 says, in `www-authenticate`, that a bearer token is
+    /// wanted.
     package var response: SyncHTTPResponse {
         let body = (try? JSONEncoder().encode(self)) ?? Data()
-        return SyncHTTPResponse(
-            status: status, headers: ["content-type": "application/problem+json"], body: .bytes(body))
+        var headers = ["content-type": "application/problem+json"]
+        if status == 401 {
+            headers["www-authenticate"] = "Bearer"
+        }
+        return SyncHTTPResponse(status: status, headers: headers, body: .bytes(body))
     }
 
     /// The error a client throws for this problem.

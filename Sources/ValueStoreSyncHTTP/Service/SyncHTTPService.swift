@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ValueStore
 public import ValueStoreSync
 
@@ -10,6 +11,13 @@ public import ValueStoreSync
 /// adapter's mount, are `POST v1/push` and `POST v1/pull` (the JSON of ``SyncPushRequest`` and
 /// ``SyncPullRequest``), and `GET v1/pokes` (server-sent events; `?wait=SECONDS` long-polls).
 /// Errors are `application/problem+json` naming the ``ValueStoreError/Code``.
+///
+/// Before any backend call the service checks, in order: an account (401), a known route (404),
+/// the account's request rate (429, with `retry-after`), a declared `content-length` within
+/// ``SyncHTTPLimits/maximumRequestBytes`` (413, the body unread), a body that decodes (400), and
+/// that the body names the authenticated account (403). A push's changes whose values are over
+/// ``SyncHTTPLimits/maximumValueBytes`` are answered rejected, and the rest go to the remote.
+/// Copies of a service share its rate limits and its poke streams.
 ///
 /// ```swift
 /// let service = SyncHTTPService(limits: SyncHTTPLimits(), remote: table.remote(for:))
@@ -28,6 +36,8 @@ public struct SyncHTTPService: Sendable {
     /// let remote = service.remote(SyncAccount(id: "user-42"))
     /// ```
     public let remote: @Sendable (_ account: SyncAccount) -> SyncRemote
+    /// What every copy of the service shares: the rate limiter and the poke streams.
+    let shared: Shared
 
     /// A service in front of a sync server.
     ///
@@ -45,6 +55,7 @@ public struct SyncHTTPService: Sendable {
     ) {
         self.limits = limits
         self.remote = remote
+        self.shared = Shared(limits: limits, remote: remote)
     }
 
     /// Answers one request of an account.
@@ -61,11 +72,25 @@ public struct SyncHTTPService: Sendable {
         guard let account else {
             return SyncHTTPProblem(status: 401, code: .unauthorized, detail: "no valid credentials").response
         }
-        switch (request.method, request.path) {
+        let route = (request.method, request.path)
+        guard [("POST", "v1/push"), ("POST", "v1/pull"), ("GET", "v1/pokes")].contains(where: { $0 == route }) else {
+            return SyncHTTPProblem(status: 404, code: .notFound, detail: "no route \(request.method) \(request.path)")
+                .response
+        }
+        let admission = shared.limiter.withLock { $0.admit(account.id, at: .now) }
+        if case .limited(let seconds) = admission {
+            var response = SyncHTTPProblem(
+                status: 429, code: .unavailable,
+                detail: "over \(limits.requestsPerMinutePerAccount) requests a minute; retry after \(seconds) s"
+            ).response
+            response.headers["retry-after"] = String(seconds)
+            return response
+        }
+        switch route {
         case ("POST", "v1/push"):
             return await answer(request) { (body: SyncPushRequest) in
                 try Self.check(body.account, is: account)
-                return try await remote(account).push(body)
+                return try await push(body, of: account)
             }
         case ("POST", "v1/pull"):
             return await answer(request) { (body: SyncPullRequest) in
@@ -73,8 +98,7 @@ public struct SyncHTTPService: Sendable {
                 return try await remote(account).pull(body)
             }
         default:
-            return SyncHTTPProblem(status: 404, code: .notFound, detail: "no route \(request.method) \(request.path)")
-                .response
+            return await pokes(request, of: account)
         }
     }
 
@@ -83,15 +107,15 @@ public struct SyncHTTPService: Sendable {
         _ request: SyncHTTPRequest,
         _ operation: (Body) async throws -> Answer
     ) async -> SyncHTTPResponse {
+        if let length = request.contentLength, length > limits.maximumRequestBytes {
+            return tooLarge
+        }
         let body: Body
         do {
             let data = try await request.body(limits.maximumRequestBytes)
             body = try JSONDecoder().decode(Body.self, from: data)
         } catch is SyncHTTPRequest.BodyTooLarge {
-            return SyncHTTPProblem(
-                status: 413, code: .invalidConfiguration,
-                detail: "the request is over \(limits.maximumRequestBytes) bytes"
-            ).response
+            return tooLarge
         } catch {
             return SyncHTTPProblem(status: 400, code: .decodingFailed, detail: "the body is not a valid request")
                 .response
@@ -106,11 +130,31 @@ public struct SyncHTTPService: Sendable {
         }
     }
 
+    /// The answer to a request over ``SyncHTTPLimits/maximumRequestBytes``.
+    private var tooLarge: SyncHTTPResponse {
+        SyncHTTPProblem(
+            status: 413, code: .invalidConfiguration, detail: "the request is over \(limits.maximumRequestBytes) bytes"
+        ).response
+    }
+
     /// Throws ``ValueStoreError/Code/forbidden`` when a request names another account.
-    private static func check(_ named: String, is account: SyncAccount) throws {
+    static func check(_ named: String, is account: SyncAccount) throws {
         guard named == account.id else {
             throw ValueStoreError(
                 .forbidden, store: "sync over HTTP", reason: "the request names another account than the signed-in one")
+        }
+    }
+}
+
+extension SyncHTTPService {
+    /// What every copy of a service shares.
+    final class Shared: Sendable {
+        let limiter: Mutex<SyncHTTPRateLimiter>
+        let pokes: SyncPokeHub
+
+        init(limits: SyncHTTPLimits, remote: @escaping @Sendable (_ account: SyncAccount) -> SyncRemote) {
+            self.limiter = Mutex(SyncHTTPRateLimiter(requestsPerMinute: limits.requestsPerMinutePerAccount))
+            self.pokes = SyncPokeHub(heartbeat: limits.pokeHeartbeat, remote: remote)
         }
     }
 }

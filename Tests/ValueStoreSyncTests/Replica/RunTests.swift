@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import ValueStore
 import ValueStoreSync
+import ValueStoreTestSupport
 
 /// `run()`: pushes and pulls on its own, and is quiet while idle.
 @Suite(.timeLimit(.minutes(2))) struct RunTests {

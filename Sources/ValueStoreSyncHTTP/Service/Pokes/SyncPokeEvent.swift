@@ -1,0 +1,34 @@
+package import Foundation
+
+/// The server-sent events of `GET v1/pokes`, as the bytes on the wire. They carry no data: a
+/// poke says "pull now", and the pull brings what changed.
+///
+/// ```swift
+/// continuation.yield(SyncPokeEvent.ready)
+/// ```
+package enum SyncPokeEvent {
+    /// Sent at once when a stream opens: the stream is live, and a proxy did not buffer it.
+    package static let ready = Data("event: ready\ndata:\n\n".utf8)
+    /// Sent when the account changed on the server.
+    package static let poke = Data("event: poke\ndata:\n\n".utf8)
+    /// Sent after ``SyncHTTPLimits/pokeHeartbeat`` of quiet, so proxies keep the stream open
+    /// and the client can tell a dead stream from a quiet one.
+    package static let heartbeat = Data("event: heartbeat\ndata:\n\n".utf8)
+}
+
+/// The answer to a long poll, `GET v1/pokes?wait=SECONDS`: `{"poked":true}` as soon as the
+/// account is poked, `{"poked":false}` when the wait ends first.
+///
+/// ```swift
+/// let answer = try JSONDecoder().decode(SyncPokeWaitAnswer.self, from: body)
+/// if answer.poked { try await replica.syncNow() }
+/// ```
+package struct SyncPokeWaitAnswer: Codable, Hashable, Sendable {
+    /// Whether the account was poked during the wait.
+    package var poked: Bool
+
+    /// An answer.
+    package init(poked: Bool) {
+        self.poked = poked
+    }
+}
