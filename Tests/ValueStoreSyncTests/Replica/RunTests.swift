@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import ValueStore
 import ValueStoreSync
+import ValueStoreTestSupport
 
 /// `run()`: pushes and pulls on its own, and is quiet while idle.
 @Suite(.timeLimit(.minutes(2))) struct RunTests {
@@ -113,19 +114,5 @@ import ValueStoreSync
             let states = phone.store("fontSize", as: Int.self).changes()
             #expect(try await delivered(16, to: states, "the phone's stream showing the laptop's save, by polling"))
         }
-    }
-}
-
-/// Whether `states` shows `value` within 30 seconds; a wait that runs out fails by `name`.
-func delivered<Value: Equatable & Sendable>(
-    _ value: Value,
-    to states: StoredStates<Value>,
-    _ name: String
-) async throws -> Bool {
-    try await within(.seconds(30), name) {
-        for await state in states where state.value == value {
-            return true
-        }
-        return false
     }
 }

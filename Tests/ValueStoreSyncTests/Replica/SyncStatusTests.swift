@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import ValueStore
 import ValueStoreSync
+import ValueStoreTestSupport
 
 /// The status and the replica's streams: what they say before first use, and when they end.
 @Suite(.timeLimit(.minutes(2))) struct SyncStatusTests {

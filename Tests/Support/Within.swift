@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// The body runs in a task of its own, cancelled at the limit; one that does not heed
 /// cancellation goes on, detached, and the test still ends.
-func within<Result: Sendable>(
+public func within<Result: Sendable>(
     _ limit: Duration,
     _ what: String,
     _ body: @escaping @Sendable () async throws -> Result
@@ -33,10 +33,13 @@ func within<Result: Sendable>(
 }
 
 /// A bounded wait that ran out.
-struct TookTooLong: Error, CustomStringConvertible {
-    var what: String
-    var limit: Duration
-    var description: String { "waited \(limit) for \(what)" }
+public struct TookTooLong: Error, CustomStringConvertible {
+    /// What the test waited for.
+    public var what: String
+    /// How long it waited.
+    public var limit: Duration
+    /// The failure, naming what never came.
+    public var description: String { "waited \(limit) for \(what)" }
 }
 
 /// A continuation that the first outcome resumes; later ones find it taken.
