@@ -90,4 +90,39 @@ import ValueStoreTestSupport
             #expect(later == ["theme"])
         }
     }
+
+    @Test func aSplitPushWhosePartIsRefusedAnswersWithThatRefusal() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let pushes = Requests()
+            let refusal = SyncPushResponse(epoch: UUID(), serverTime: 1_000, refusal: .resyncNeeded, outcomes: [])
+            let server = try LoopbackHTTPServer { request, token in
+                let body = (try? await request.body(1 << 20)) ?? Data()
+                pushes.note(request, token: token, body: body)
+                guard pushes.all.count > 1 else { return await sandbox.respond(to: replaying(request, body: body)) }
+                return SyncHTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: .bytes((try? JSONEncoder().encode(refusal)) ?? Data()))
+            }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.maximumRequestBytes = 4_000
+            let phone = ReplicaID("phone")
+            let changes = (0..<12).map { index in
+                SyncRecord(
+                    key: "note-\(index)", value: Data(String(repeating: "x", count: 600).utf8),
+                    stamp: HybridTimestamp(milliseconds: 1_000, counter: UInt32(index), replica: phone), base: nil,
+                    policy: .lastWriterWins)
+            }
+            let first = try await sandbox.server.remote(for: sandbox.account).pull(
+                SyncPullRequest(
+                    account: sandbox.account.id, replica: phone, epoch: nil, cursor: ServerVersion(0),
+                    seen: ServerVersion(0), limit: 10, isResync: true))
+            let request = SyncPushRequest(
+                account: sandbox.account.id, replica: phone, epoch: first.epoch, seen: ServerVersion(0),
+                cursor: ServerVersion(0), changes: changes)
+            let response = try await sandbox.remote(server.url, options: options).push(request)
+            #expect(response == refusal)
+            #expect(pushes.all.count == 2)  // nothing sent after the refused part
+        }
+    }
 }
