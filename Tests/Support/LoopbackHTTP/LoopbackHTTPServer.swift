@@ -128,7 +128,8 @@ final class LoopbackSockets: Sendable {
             #else
             let connection = Glibc.accept(listener, nil, nil)
             #endif
-            if connection < 0 && errno == EINTR { continue }
+            // A signal, or a client that gave up before it was accepted: take the next one.
+            if connection < 0 && (errno == EINTR || errno == ECONNABORTED) { continue }
             let mailbox = state.withLock { state -> LoopbackMailbox? in
                 guard connection >= 0, !state.stopped else { return nil }
                 let mailbox = LoopbackMailbox()
