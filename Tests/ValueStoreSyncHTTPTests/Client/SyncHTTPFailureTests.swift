@@ -68,7 +68,7 @@ import FoundationNetworking
 
     @Test func a429IsWaitedOutAndTheRequestSentAgain() async throws {
         try await HTTPSandbox.with { sandbox in
-            let requests = Requests()
+            let requests = SeenRequests()
             let server = try LoopbackHTTPServer { request, token in
                 requests.note(request, token: token)
                 return requests.all.count <= 2
@@ -99,7 +99,7 @@ import FoundationNetworking
 
     @Test func aRedirectIsNeverFollowedAndTheTokenNeverReachesTheOtherPort() async throws {
         try await HTTPSandbox.with { sandbox in
-            let elsewhere = Requests()
+            let elsewhere = SeenRequests()
             let other = try LoopbackHTTPServer { request, token in
                 elsewhere.note(request, token: token)
                 return await sandbox.respond(to: request)

@@ -73,7 +73,7 @@ import ValueStoreTestSupport
     @Test func aStreamWithoutReadyInTimeFallsBackToLongPollingThenTriesAStreamAgain() async throws {
         try await HTTPSandbox.with { sandbox in
             let streams = EventStreams()
-            let polls = Requests()
+            let polls = SeenRequests()
             let server = try LoopbackHTTPServer { request, token in
                 guard request.query["wait"] != nil else { return streams.respond(to: request) }
                 polls.note(request, token: token)
@@ -98,7 +98,7 @@ import ValueStoreTestSupport
 
     @Test func longPollingAsksToWait25SecondsAndNoPokesEndAtOnce() async throws {
         try await HTTPSandbox.with { sandbox in
-            let polls = Requests()
+            let polls = SeenRequests()
             let server = try LoopbackHTTPServer { request, token in
                 polls.note(request, token: token)
                 return SyncHTTPResponse(

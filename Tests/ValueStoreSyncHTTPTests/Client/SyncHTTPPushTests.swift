@@ -11,7 +11,7 @@ import ValueStoreTestSupport
 /// large to go alone rejected, kept in the status, and never sent again.
 @Suite(.timeLimit(.minutes(1))) struct SyncHTTPPushTests {
     /// A server that notes each push it answers.
-    static func serving(_ sandbox: HTTPSandbox, _ pushes: Requests, refusingOver limit: Int = .max) throws
+    static func serving(_ sandbox: HTTPSandbox, _ pushes: SeenRequests, refusingOver limit: Int = .max) throws
         -> LoopbackHTTPServer
     {
         try LoopbackHTTPServer { request, token in
@@ -26,13 +26,13 @@ import ValueStoreTestSupport
         }
     }
 
-    static func keys(of push: Requests.Seen) throws -> [String] {
+    static func keys(of push: SeenRequests.Seen) throws -> [String] {
         try JSONDecoder().decode(SyncPushRequest.self, from: push.body).changes.map(\.key)
     }
 
     @Test func aPushOverTheRequestLimitGoesAsSeveralEachUnderIt() async throws {
         try await HTTPSandbox.with { sandbox in
-            let pushes = Requests()
+            let pushes = SeenRequests()
             let server = try Self.serving(sandbox, pushes)
             defer { server.stop() }
             var options = HTTPSandbox.options()
@@ -51,7 +51,7 @@ import ValueStoreTestSupport
 
     @Test func aPushAProxyRefusesAsTooLargeIsHalvedUntilEveryChangeIsAcknowledged() async throws {
         try await HTTPSandbox.with { sandbox in
-            let pushes = Requests()
+            let pushes = SeenRequests()
             let server = try Self.serving(sandbox, pushes, refusingOver: 3_000)
             defer { server.stop() }
             let replica = try sandbox.replica("phone", remote: sandbox.remote(server.url))
@@ -69,7 +69,7 @@ import ValueStoreTestSupport
     @Test(arguments: [false, true])
     func aChangeTooLargeToGoAloneIsRejectedKeptAndNeverSentAgain(refusedByAProxy: Bool) async throws {
         try await HTTPSandbox.with { sandbox in
-            let pushes = Requests()
+            let pushes = SeenRequests()
             let server = try Self.serving(sandbox, pushes, refusingOver: refusedByAProxy ? 3_000 : .max)
             defer { server.stop() }
             var options = HTTPSandbox.options()
@@ -93,7 +93,7 @@ import ValueStoreTestSupport
 
     @Test func aSplitPushWhosePartIsRefusedAnswersWithThatRefusal() async throws {
         try await HTTPSandbox.with { sandbox in
-            let pushes = Requests()
+            let pushes = SeenRequests()
             let refusal = SyncPushResponse(epoch: UUID(), serverTime: 1_000, refusal: .resyncNeeded, outcomes: [])
             let server = try LoopbackHTTPServer { request, token in
                 let body = (try? await request.body(1 << 20)) ?? Data()

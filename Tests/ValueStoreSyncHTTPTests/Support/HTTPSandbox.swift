@@ -81,7 +81,7 @@ final class TokenSource: Sendable {
 }
 
 /// What a scripted handler saw: the requests' routes, tokens and bodies, in order.
-final class Requests: Sendable {
+final class SeenRequests: Sendable {
     struct Seen: Sendable {
         var method: String
         var path: String
