@@ -36,7 +36,7 @@ import FoundationNetworking
         }
     }
 
-    @Test func aPushWithNoAnswerWithinTheRequestTimeoutIsOutcomeUnknown() async throws {
+    @Test func aPushWithNoAnswerWithinTheRequestTimeoutIsOutcomeUnknownAndAPullUnavailable() async throws {
         try await HTTPSandbox.with { sandbox in
             let server = try LoopbackHTTPServer { request, _ in
                 _ = try? await request.body(1 << 20)
@@ -47,10 +47,14 @@ import FoundationNetworking
             var options = HTTPSandbox.options()
             options.requestTimeout = .milliseconds(200)
             let remote = sandbox.remote(server.url, options: options)
-            let error = try await within(.seconds(20), "the push's timeout") {
+            let pushed = try await within(.seconds(20), "the push's timeout") {
                 await #expect(throws: ValueStoreError.self) { try await remote.push(Self.push) }
             }
-            #expect(error?.code == .outcomeUnknown)
+            #expect(pushed?.code == .outcomeUnknown)
+            let pulled = try await within(.seconds(20), "the pull's timeout") {
+                await #expect(throws: ValueStoreError.self) { try await remote.pull(Self.pull) }
+            }
+            #expect(pulled?.code == .unavailable)
         }
     }
 

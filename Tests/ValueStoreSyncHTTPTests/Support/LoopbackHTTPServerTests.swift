@@ -36,6 +36,19 @@ import Glibc
         #expect(seen.withLock { $0 } == [#"POST v1/push ["wait": "25"] t1 ping"#])
     }
 
+    @Test func aBodyThatWaitsFor100ContinueIsAskedForWhenTheHandlerReadsIt() async throws {
+        let server = try LoopbackHTTPServer { request, _ in
+            let body = (try? await request.body(100)) ?? Data()
+            return SyncHTTPResponse(status: 200, body: .bytes(body))
+        }
+        defer { server.stop() }
+        let answer = try await exchange(
+            port: server.port,
+            "POST /sync/v1/pull HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nping")
+        #expect(answer.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 "))
+        #expect(answer.hasSuffix("\r\n\r\nping"))
+    }
+
     @Test func aBodyOverWhatTheHandlerTakesIsNeverRead() async throws {
         let server = try LoopbackHTTPServer { request, _ in
             do {
