@@ -234,10 +234,12 @@ let package = Package(
             ],
             swiftSettings: strictness
         ),
-        // What the test targets use to run ValueStoreTestHelper in a process of its own, and the
-        // sync chaos tests' model and checker, which the helper's device processes share.
+        // What the test targets use to run ValueStoreTestHelper in a process of its own, the
+        // sync chaos tests' model and checker, which the helper's device processes share, and the
+        // loopback HTTP server the sync-over-HTTP tests serve from.
         .target(
-            name: "ValueStoreTestSupport", dependencies: ["ValueStore", "ValueStoreSync"], path: "Tests/Support",
+            name: "ValueStoreTestSupport", dependencies: ["ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP"],
+            path: "Tests/Support",
             swiftSettings: strictness),
         .testTarget(
             name: "ValueStoreTests",

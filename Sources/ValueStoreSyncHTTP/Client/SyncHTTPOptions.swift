@@ -51,6 +51,20 @@ public struct SyncHTTPOptions: Sendable {
     /// options.allowsInsecureHTTP = true   // a test network without TLS
     /// ```
     public var allowsInsecureHTTP = false
+    /// The longest push request the remote sends, in bytes of JSON; 1 MiB by default, the
+    /// service's own default limit. A longer push goes as several, each under it, whose answers
+    /// are merged in order; a push a proxy refuses as too large (413) is halved and sent again.
+    /// A change too large to go alone is settled as
+    /// ``ValueStoreSync/SyncPushResponse/Outcome/rejected(_:)``: the replica keeps it in
+    /// ``ValueStoreSync/SyncStatus/rejectedChanges`` and never sends it again.
+    ///
+    /// ```swift
+    /// options.maximumRequestBytes = 256 << 10   // a proxy that takes 256 KiB at most
+    /// ```
+    public var maximumRequestBytes: Int = 1 << 20
+    /// How the pokes reconnect and fall back, and how long a 429 is waited out; internal, so
+    /// tests can shorten them.
+    var timings = SyncHTTPTimings()
 
     /// The default options.
     ///

@@ -11,8 +11,23 @@ extension SyncRemote {
     /// `GET v1/pokes` under `url`, with a bearer token from `token`.
     ///
     /// `token` is asked for a token before the first request (`rejected` is `nil`), and again,
-    /// once, when the server refuses one (`rejected` is the refused token); a second refusal
-    /// throws ``ValueStore/ValueStoreError/Code/unauthorized`` and every change stays pending.
+    /// once, when the server refuses one (`rejected` is the refused token): one call for every
+    /// request that saw that token refused. A second refusal throws
+    /// ``ValueStore/ValueStoreError/Code/unauthorized`` and every change stays pending.
+    ///
+    /// A push over ``SyncHTTPOptions/maximumRequestBytes``, or refused as too large (413), goes
+    /// as several, their answers merged in order; a change too large to go alone is settled as
+    /// ``ValueStoreSync/SyncPushResponse/Outcome/rejected(_:)``. A 429 is waited out; a redirect
+    /// is never followed. `pokes` reads the server's event stream (or long-polls; see
+    /// ``SyncHTTPOptions/Pokes``), and pokes once on every `ready`, so a reconnect always pulls.
+    ///
+    /// > Important: A push that fails after it may have reached the server (a lost connection,
+    /// > no answer within ``SyncHTTPOptions/requestTimeout``) throws
+    /// > ``ValueStore/ValueStoreError/Code/outcomeUnknown``: the replica keeps its changes
+    /// > pending and pushes them again, which the server applies once. Plain `http://` to a host
+    /// > other than this machine throws ``ValueStore/ValueStoreError/Code/invalidConfiguration``
+    /// > at the first request, before anything is sent, unless
+    /// > ``SyncHTTPOptions/allowsInsecureHTTP`` is set.
     ///
     /// ```swift
     /// let remote = SyncRemote.http(URL(string: "https://api.example.com/sync")!, account: account,
@@ -32,37 +47,22 @@ extension SyncRemote {
         options: SyncHTTPOptions = SyncHTTPOptions(),
         token: @escaping @Sendable (_ rejected: String?) async throws -> String
     ) -> SyncRemote {
-        let client = SyncHTTPClient(url: url, account: account, options: options, token: token)
+        let client = SyncHTTPClient(
+            url: url, account: account.id, options: options, tokens: SyncHTTPTokens(source: token))
         return SyncRemote(
             label: "sync server at \(url.absoluteString), account '\(account.id)'",
-            push: { request in try await client.send(request, to: "v1/push") },
-            pull: { request in try await client.send(request, to: "v1/pull") }
+            push: { request in try await SyncHTTPPush(client: client, request: request).send() },
+            pull: { request in
+                let data = try await client.post(JSONEncoder().encode(request), to: "v1/pull", effect: .readOnly)
+                do {
+                    return try JSONDecoder().decode(SyncPullResponse.self, from: data)
+                } catch {
+                    throw ValueStoreError(
+                        .unavailable, store: client.label,
+                        reason: "the server's answer to a pull is not a pull response")
+                }
+            },
+            pokes: { SyncHTTPPokes(client: client).stream() }
         )
-    }
-}
-
-/// The requests of one HTTP remote: JSON in and out, a bearer token, problems turned back into
-/// errors.
-struct SyncHTTPClient: Sendable {
-    let url: URL
-    let account: SyncAccount
-    let options: SyncHTTPOptions
-    let token: @Sendable (_ rejected: String?) async throws -> String
-
-    var label: String { "sync server at \(url.absoluteString)" }
-
-    func send<Body: Encodable, Answer: Decodable>(_ body: Body, to route: String) async throws -> Answer {
-        var request = URLRequest(url: url.appendingPathComponent(route))
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("Bearer \(try await token(nil))", forHTTPHeaderField: "Authorization")
-        request.httpBody = try JSONEncoder().encode(body)
-        let (data, head) = try await options.transport.send(request)
-        guard head.statusCode == 200 else {
-            let problem = try? JSONDecoder().decode(SyncHTTPProblem.self, from: data)
-            throw problem?.error(from: label)
-                ?? ValueStoreError(.unavailable, store: label, reason: "the server answered \(head.statusCode)")
-        }
-        return try JSONDecoder().decode(Answer.self, from: data)
     }
 }

@@ -163,20 +163,6 @@ import ValueStoreTestSupport
     }
 }
 
-/// Whether `states` shows `value` within 30 seconds; a wait that runs out fails by `name`.
-func delivered<Value: Equatable & Sendable>(
-    _ value: Value,
-    to states: StoredStates<Value>,
-    _ name: String
-) async throws -> Bool {
-    try await within(.seconds(30), name) {
-        for await state in states where state.value == value {
-            return true
-        }
-        return false
-    }
-}
-
 /// What a counting remote saw: the cursor of every pull, and how many pokes its consumer asked for.
 final class PullsAndPokes: Sendable {
     private let state = Mutex((pulls: [ServerVersion](), pokesAskedFor: 0))

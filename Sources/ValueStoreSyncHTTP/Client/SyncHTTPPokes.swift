@@ -1,0 +1,151 @@
+import Foundation
+import Synchronization
+import ValueStore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The pokes of an HTTP remote: one element when a server-sent event stream says `ready` (so a
+/// reconnect always pulls) and one per `poke`; long polling while no stream says `ready` in
+/// time, a stream again later; a dead or ended stream reopened with a growing wait.
+struct SyncHTTPPokes: Sendable {
+    let client: SyncHTTPClient
+
+    private var timings: SyncHTTPTimings { client.options.timings }
+
+    /// The stream ``SyncRemote/pokes`` returns: it ends when its consumer stops, or at once for
+    /// ``SyncHTTPOptions/Pokes/none`` and a URL the remote refuses.
+    func stream() -> AsyncStream<Void> {
+        let (pokes, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        guard client.options.pokes != .none, (try? client.checkURL()) != nil else {
+            continuation.finish()
+            return pokes
+        }
+        let listening = Task {
+            await listen { continuation.yield() }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in listening.cancel() }
+        return pokes
+    }
+
+    /// How one stream ended.
+    enum End: Equatable {
+        /// It said `ready`, then ended or fell silent: open another.
+        case afterReady
+        /// It could not be opened, or ended before `ready`: wait, then open another.
+        case failed
+        /// It said nothing within the ready timeout, or is not an event stream: long-poll.
+        case notReady
+    }
+
+    /// Listens until cancelled.
+    private func listen(_ poke: @escaping @Sendable () -> Void) async {
+        var streamAgain: ContinuousClock.Instant? = client.options.pokes == .serverSentEvents ? .now : nil
+        var failures = 0
+        while !Task.isCancelled {
+            if let again = streamAgain, again <= .now {
+                switch await serverSentEvents(poke) {
+                case .afterReady:
+                    failures = 1  // the shortest wait: a stream that ends at once never spins
+                case .failed:
+                    failures += 1
+                case .notReady:
+                    streamAgain = .now + timings.serverSentEventsRetry
+                    failures = 0
+                    continue
+                }
+            } else {
+                do {
+                    try await longPoll()
+                    poke()
+                    failures = 0
+                    continue
+                } catch {
+                    failures += 1
+                }
+            }
+            guard (try? await Task.sleep(for: timings.reconnectDelay(after: failures))) != nil else { return }
+        }
+    }
+
+    /// One long poll: returns when the server answers, poked or not (either way the replica
+    /// pulls, so a change made between two polls is never missed).
+    private func longPoll() async throws {
+        let request = client.get("v1/pokes", query: [URLQueryItem(name: "wait", value: "\(timings.longPollSeconds)")])
+        _ = try await client.send(
+            request, effect: .readOnly, within: .seconds(timings.longPollSeconds) + client.options.requestTimeout)
+    }
+
+    /// Opens one event stream and reads it until it ends, falls silent, or says nothing in time.
+    private func serverSentEvents(_ poke: @escaping @Sendable () -> Void) async -> End {
+        let heard = Heard()
+        let started = ContinuousClock.now
+        return await withTaskGroup(of: End.self) { group in
+            group.addTask {
+                do {
+                    return try await read(heard: heard, poke)
+                } catch {
+                    return heard.state.withLock { $0.ready } ? .afterReady : .failed
+                }
+            }
+            group.addTask {
+                while true {
+                    let (ready, last) = heard.state.withLock { ($0.ready, $0.last) }
+                    let deadline = ready ? last + timings.silenceLimit : started + timings.readyTimeout
+                    if deadline <= .now { return ready ? .afterReady : .notReady }
+                    // Awake within a silence limit at most: a `ready` that comes while this
+                    // sleeps towards the ready timeout starts the silence clock.
+                    let wake = min(deadline, .now + timings.silenceLimit)
+                    guard (try? await Task.sleep(until: wake)) != nil else { return .failed }
+                }
+            }
+            let end = await group.next() ?? .failed
+            group.cancelAll()
+            return end
+        }
+    }
+
+    /// Opens the stream and reads its events, noting each in `heard`.
+    private func read(
+        heard: Heard,
+        _ poke: @escaping @Sendable () -> Void
+    ) async throws -> End {
+        var request = client.get("v1/pokes")
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        let transport = client.options.transport
+        let (chunks, head) = try await client.authorized(request) { request in
+            let (head, chunks) = try await transport.stream(request)
+            return (chunks, head)
+        }
+        guard head.statusCode == 200 else {
+            // 404: a server without streams; anything else: try again later.
+            return head.statusCode == 404 ? .notReady : .failed
+        }
+        guard head.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/event-stream") == true else {
+            return .notReady
+        }
+        var events = ServerSentEvents()
+        for try await chunk in chunks {
+            for event in events.feed(chunk) {
+                let first = heard.state.withLock { heard in
+                    defer {
+                        heard.last = .now
+                        if event == "ready" { heard.ready = true }
+                    }
+                    return !heard.ready && event == "ready"
+                }
+                if first || (event == "poke" && heard.state.withLock({ $0.ready })) {
+                    poke()
+                }
+            }
+        }
+        return heard.state.withLock { $0.ready } ? .afterReady : .failed
+    }
+}
+
+/// What a stream said so far: whether `ready`, and when it last said anything.
+private final class Heard: Sendable {
+    let state = Mutex<(ready: Bool, last: ContinuousClock.Instant)>((false, .now))
+}

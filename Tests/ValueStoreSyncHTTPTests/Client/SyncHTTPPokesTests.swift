@@ -1,0 +1,182 @@
+import Foundation
+import Synchronization
+import Testing
+import ValueStore
+import ValueStoreSync
+import ValueStoreTestSupport
+
+@testable import ValueStoreSyncHTTP
+
+/// The remote's pokes: a server-sent event stream's `ready` and `poke`s, reconnects, the fall
+/// back to long polling and back, and the end when the consumer stops.
+@Suite(.timeLimit(.minutes(1))) struct SyncHTTPPokesTests {
+    static let ready = Data("event: ready\ndata:\n\n".utf8)
+    static let poke = Data("event: poke\ndata:\n\n".utf8)
+    static let heartbeat = Data("event: heartbeat\ndata:\n\n".utf8)
+
+    @Test func aStreamPokesOnReadyAndOnEachPoke() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let streams = EventStreams()
+            let server = try LoopbackHTTPServer { request, _ in streams.respond(to: request) }
+            defer { server.stop() }
+            let pokes = sandbox.remote(server.url).pokes()
+            let stream = try await streams.next()
+            #expect(stream.query["account"] == sandbox.account.id)
+            stream.writer.yield(Self.ready)
+            try await expectPoke(pokes, "the ready's poke")
+            stream.writer.yield(Self.heartbeat + Self.poke)
+            try await expectPoke(pokes, "the poke's poke")
+            stream.writer.yield(Self.heartbeat)
+            stream.writer.yield(Self.poke)
+            try await expectPoke(pokes, "the second poke")
+            #expect(streams.opened == 1)
+        }
+    }
+
+    @Test func anEndedStreamIsOpenedAgainAndItsReadyPokes() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let streams = EventStreams()
+            let server = try LoopbackHTTPServer { request, _ in streams.respond(to: request) }
+            defer { server.stop() }
+            let pokes = sandbox.remote(server.url).pokes()
+            let first = try await streams.next()
+            first.writer.yield(Self.ready)
+            try await expectPoke(pokes, "the first ready")
+            first.writer.finish()
+            let second = try await streams.next()
+            second.writer.yield(Self.ready)
+            try await expectPoke(pokes, "the reconnect's ready")
+        }
+    }
+
+    @Test func aSilentStreamIsOpenedAgain() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let streams = EventStreams()
+            let server = try LoopbackHTTPServer { request, _ in streams.respond(to: request) }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.timings.silenceLimit = .milliseconds(100)
+            // Longer than the test waits for the second stream: the watchdog, asleep until the
+            // first stream's ready timeout, must wake for the silence.
+            options.timings.readyTimeout = .seconds(120)
+            let pokes = sandbox.remote(server.url, options: options).pokes()
+            let first = try await streams.next()
+            first.writer.yield(Self.ready)
+            try await expectPoke(pokes, "the first ready")
+            // Nothing more on the first stream: the remote gives up on it and opens another.
+            let second = try await streams.next()
+            second.writer.yield(Self.ready)
+            try await expectPoke(pokes, "the second stream's ready")
+        }
+    }
+
+    @Test func aStreamWithoutReadyInTimeFallsBackToLongPollingThenTriesAStreamAgain() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let streams = EventStreams()
+            let polls = SeenRequests()
+            let server = try LoopbackHTTPServer { request, token in
+                guard request.query["wait"] != nil else { return streams.respond(to: request) }
+                polls.note(request, token: token)
+                return SyncHTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: .bytes(Data(#"{"poked":true}"#.utf8)))
+            }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.timings.readyTimeout = .milliseconds(100)
+            options.timings.serverSentEventsRetry = .milliseconds(300)
+            let pokes = sandbox.remote(server.url, options: options).pokes()
+            _ = try await streams.next()  // a proxy that buffers it: no ready ever arrives
+            try await expectPoke(pokes, "a long poll's poke")
+            #expect(polls.all.first?.query["wait"] == "25")
+            #expect(polls.all.first?.query["account"] == sandbox.account.id)
+            let again = try await streams.next()
+            again.writer.yield(Self.ready)
+            try await expectPoke(pokes, "the stream's ready, tried again")
+        }
+    }
+
+    @Test func longPollingAsksToWait25SecondsAndNoPokesEndAtOnce() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let polls = SeenRequests()
+            let server = try LoopbackHTTPServer { request, token in
+                polls.note(request, token: token)
+                return SyncHTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: .bytes(Data(#"{"poked":false}"#.utf8)))
+            }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.pokes = .longPolling
+            let pokes = sandbox.remote(server.url, options: options).pokes()
+            try await expectPoke(pokes, "a long poll's answer")
+            #expect(polls.all.allSatisfy { $0.path == "v1/pokes" && $0.query["wait"] == "25" })
+
+            options.pokes = .none
+            let none = sandbox.remote(server.url, options: options).pokes()
+            let count = try await within(.seconds(20), "no pokes' end") { await none.reduce(0) { n, _ in n + 1 } }
+            #expect(count == 0)
+        }
+    }
+
+    @Test func theStreamIsClosedWhenItsConsumerStops() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let streams = EventStreams()
+            let server = try LoopbackHTTPServer { request, _ in streams.respond(to: request) }
+            defer { server.stop() }
+            let pokes = sandbox.remote(server.url).pokes()
+            let consuming = Task { for await _ in pokes {} }
+            let stream = try await streams.next()
+            let (closed, close) = AsyncStream<Void>.makeStream()
+            stream.writer.onTermination = { _ in close.yield() }
+            stream.writer.yield(Self.ready)
+            consuming.cancel()
+            _ = try await within(.seconds(20), "the server's stream closing") { await closed.first { _ in true } }
+        }
+    }
+}
+
+/// Waits for one element of `pokes`, failing by name after 20 seconds or if the stream ends.
+func expectPoke(_ pokes: AsyncStream<Void>, _ what: String) async throws {
+    let poked = try await within(.seconds(20), what) { await pokes.first { _ in true } != nil }
+    #expect(poked, "\(what): the pokes ended")
+}
+
+/// Event streams a test writes itself: each `GET v1/pokes` without `wait` opens one.
+final class EventStreams: Sendable {
+    struct Opened: Sendable {
+        var query: [String: String]
+        var writer: AsyncStream<Data>.Continuation
+    }
+
+    private let arrivals: AsyncStream<Opened>
+    private let arrive: AsyncStream<Opened>.Continuation
+    private let count = Mutex(0)
+
+    init() {
+        (arrivals, arrive) = AsyncStream<Opened>.makeStream()
+    }
+
+    /// How many streams were opened.
+    var opened: Int { count.withLock { $0 } }
+
+    func respond(to request: SyncHTTPRequest) -> SyncHTTPResponse {
+        let (chunks, writer) = AsyncStream<Data>.makeStream()
+        count.withLock { $0 += 1 }
+        arrive.yield(Opened(query: request.query, writer: writer))
+        return SyncHTTPResponse(
+            status: 200,
+            headers: [
+                "content-type": "text/event-stream", "cache-control": "no-cache, no-transform",
+                "x-accel-buffering": "no",
+            ],
+            body: .stream(chunks))
+    }
+
+    /// The next stream opened.
+    func next() async throws -> Opened {
+        let arrivals = self.arrivals
+        let opened = try await within(.seconds(20), "a poke stream's request") { await arrivals.first { _ in true } }
+        return try #require(opened)
+    }
+}

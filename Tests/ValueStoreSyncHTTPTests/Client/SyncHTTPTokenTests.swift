@@ -1,0 +1,45 @@
+import Foundation
+import Synchronization
+import Testing
+import ValueStore
+import ValueStoreSync
+import ValueStoreSyncHTTP
+import ValueStoreTestSupport
+
+/// The bearer token: asked once at first, renewed once, single-flight, when the server refuses it.
+@Suite(.timeLimit(.minutes(1))) struct SyncHTTPTokenTests {
+    @Test func concurrentRequestsThatSeeATokenRefusedRenewItWithOneCall() async throws {
+        try await HTTPSandbox.with { sandbox in
+            // The server takes t2 only: every request's first try with t1 is refused.
+            let server = try LoopbackHTTPServer { request, token in
+                token == "t2" ? await sandbox.respond(to: request) : problem(401, .unauthorized)
+            }
+            defer { server.stop() }
+            let remote = sandbox.remote(server.url)
+            let request = SyncPullRequest(
+                account: sandbox.account.id, replica: ReplicaID("phone"), epoch: nil, cursor: ServerVersion(0),
+                seen: ServerVersion(0), limit: 10, isResync: true)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { _ = try await remote.pull(request) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(sandbox.tokens.calls == [nil, "t1"])
+        }
+    }
+
+    @Test func aSecondRefusalThrowsUnauthorizedAndTheReplicaKeepsItsChangesPending() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let server = try LoopbackHTTPServer { _, _ in problem(401, .unauthorized) }
+            defer { server.stop() }
+            let replica = try sandbox.replica("phone", remote: sandbox.remote(server.url))
+            try await replica.store("theme", as: String.self).save("dark")
+            let error = await #expect(throws: ValueStoreError.self) { try await replica.syncNow() }
+            #expect(error?.code == .unauthorized)
+            #expect(replica.status.pendingChanges == 1)
+            #expect(replica.status.rejectedChanges.isEmpty)
+            #expect(sandbox.tokens.calls == [nil, "t1"])
+        }
+    }
+}
