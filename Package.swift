@@ -125,6 +125,9 @@ let package = Package(
         // Resolved only by a dependent that enables the `Hummingbird` trait.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
+        // hummingbird's own dependency, named for the header names (`HTTPField.Name`) the routes
+        // write the service's headers under.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -149,6 +152,9 @@ let package = Package(
             dependencies: [
                 "ValueStoreSync", "ValueStoreSyncHTTP",
                 product("Hummingbird", of: "hummingbird", with: "Hummingbird"),
+                // The request body's `collect(upTo:)` and the error it throws past its limit.
+                product("NIOCore", of: "swift-nio", with: "Hummingbird"),
+                product("HTTPTypes", of: "swift-http-types", with: "Hummingbird"),
             ],
             swiftSettings: strictness
         ),
@@ -161,6 +167,11 @@ let package = Package(
                 .target(name: "ValueStoreSyncHTTPServer", condition: .when(traits: ["Hummingbird"])),
                 product("Hummingbird", of: "hummingbird", with: "Hummingbird"),
                 product("JWTKit", of: "jwt-kit", with: "Hummingbird"),
+                product("NIOCore", of: "swift-nio", with: "Hummingbird"),
+                product("HTTPTypes", of: "swift-http-types", with: "Hummingbird"),
+                product("ServiceLifecycle", of: "swift-service-lifecycle", with: "Hummingbird"),
+                product("UnixSignals", of: "swift-service-lifecycle", with: "Hummingbird"),
+                product("Logging", of: "swift-log", with: "Hummingbird"),
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 product("Configuration", of: "swift-configuration", with: "Configuration"),
@@ -271,6 +282,11 @@ let package = Package(
                 .target(name: "ValueStoreSyncHTTPServer", condition: .when(traits: ["Hummingbird"])),
                 product("Hummingbird", of: "hummingbird", with: "Hummingbird"),
                 product("HummingbirdTesting", of: "hummingbird", with: "Hummingbird"),
+                // The deployable server, which its tests start as a process (built beside them),
+                // and the tokens they sign for it.
+                .target(name: "ValueStoreSyncServer", condition: .when(traits: ["Hummingbird"])),
+                product("JWTKit", of: "jwt-kit", with: "Hummingbird"),
+                product("HTTPTypes", of: "swift-http-types", with: "Hummingbird"),
             ],
             swiftSettings: strictness
         ),

@@ -105,18 +105,20 @@ package struct HelperProcess {
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
-    private static func executable() throws -> URL {
+    /// The package's executable product `name`, built beside the test bundle: the helper by
+    /// default, or another a test target depends on (`valuestore-sync-server`).
+    package static func executable(named name: String = "ValueStoreTestHelper") throws -> URL {
         let candidates = Bundle.allBundles.map(\.bundleURL) + [URL(fileURLWithPath: CommandLine.arguments[0])]
         for candidate in candidates {
             var directory = candidate.deletingLastPathComponent()
             for _ in 0..<4 {
-                let helper = directory.appending(path: "ValueStoreTestHelper")
+                let helper = directory.appending(path: name)
                 if FileManager.default.isExecutableFile(atPath: helper.path(percentEncoded: false)) {
                     return helper
                 }
                 directory = directory.deletingLastPathComponent()
             }
         }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "ValueStoreTestHelper was not built"])
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "\(name) was not built"])
     }
 }

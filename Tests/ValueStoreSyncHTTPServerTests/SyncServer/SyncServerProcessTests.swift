@@ -1,0 +1,108 @@
+// valuestore-sync-server as a process: its settings, its tokens, /health, its shutdown. With the
+// PostgreSQL, Configuration and Hummingbird traits; the database test under pg_virtualenv.
+#if PostgreSQL && Configuration && Hummingbird
+import Foundation
+import Testing
+import ValueStoreSync
+
+@Suite(.timeLimit(.minutes(3))) struct SyncServerProcessTests {
+    /// A pull of `account`'s records from the start, as a device's first.
+    func pull(_ account: String) throws -> Data {
+        try JSONEncoder().encode(
+            SyncPullRequest(
+                account: account, replica: ReplicaID("device-1"), epoch: nil, cursor: .zero, seen: .zero, limit: 10,
+                isResync: false))
+    }
+
+    @Test func withNoDatabaseItSaysInOneLineThatNothingIsDurableAndServesFromMemory() async throws {
+        let server = try ServerProcess(environment: ServerProcess.environment())
+        let (lines, port) = try await server.started()
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains("nothing is durable") == true)
+        let health = try await ServerProcess.request("GET", "/health", port: port)
+        #expect(health.status == 200)
+        let token = try await ServerProcess.token(account: "user-42")
+        let pulled = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: token, body: pull("user-42"))
+        #expect(pulled.status == 200)
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test func aTokenThatIsMissingExpiredBadlySignedOrForAnotherAudienceIsUnauthorized() async throws {
+        let server = try ServerProcess(
+            environment: ServerProcess.environment(extra: ["VALUESTORE_SYNC_JWT_AUDIENCE": "valuestore"]))
+        let port = try await server.started().port
+        let good = try await ServerProcess.token(account: "user-42", audience: "valuestore")
+        let refused = [
+            "missing": nil,
+            "expired": try await ServerProcess.token(account: "user-42", expiresIn: -60, audience: "valuestore"),
+            "badly signed": try await ServerProcess.token(
+                account: "user-42", audience: "valuestore", secret: "another-secret-that-is-32-bytes-long"),
+            "for another audience": try await ServerProcess.token(account: "user-42", audience: "another-app"),
+            "without an audience": try await ServerProcess.token(account: "user-42"),
+            "not a token": "not-a-jwt",
+        ]
+        for (name, token) in refused {
+            let answer = try await ServerProcess.request(
+                "POST", "/sync/v1/pull", port: port, token: token, body: pull("user-42"))
+            #expect(answer.status == 401, "\(name)")
+        }
+        let answer = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: good, body: pull("user-42"))
+        #expect(answer.status == 200)
+        // The token's `sub` is the account: a pull naming another is forbidden.
+        let other = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: good, body: pull("user-7"))
+        #expect(other.status == 403)
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test(arguments: [
+        ([:], "VALUESTORE_SYNC_JWT_HS256_SECRET"),
+        (["VALUESTORE_SYNC_JWT_HS256_SECRET": "short"], "at least 32"),
+        (["VALUESTORE_SYNC_JWKS_FILE": "/nonexistent/jwks.json"], "VALUESTORE_SYNC_JWKS_FILE"),
+        (["VALUESTORE_SYNC_PORT": "eighty"], "VALUESTORE_SYNC_PORT"),
+    ])
+    func itRefusesToStartWithoutAWayToVerifyTokensOrWithABadSetting(
+        settings: [String: String], named: String
+    ) async throws {
+        var environment = ServerProcess.environment()
+        environment["VALUESTORE_SYNC_JWT_HS256_SECRET"] = nil
+        if settings["VALUESTORE_SYNC_JWKS_FILE"] == nil && settings["VALUESTORE_SYNC_JWT_HS256_SECRET"] == nil
+            && settings["VALUESTORE_SYNC_PORT"] != nil
+        {
+            environment["VALUESTORE_SYNC_JWT_HS256_SECRET"] = ServerProcess.secret
+        }
+        let server = try ServerProcess(environment: environment.merging(settings) { $1 })
+        #expect(try await server.exitStatus() == 64)
+        #expect(server.standardError().contains(named))
+    }
+
+    @Test func overADatabaseItServesAndHealthAnswers() async throws {
+        try #require(
+            ProcessInfo.processInfo.environment["PGHOST"] != nil,
+            "needs a server: pg_virtualenv swift test --traits PostgreSQL,Configuration,Hummingbird")
+        let table = "server_test_\(UInt32.random(in: 0..<UInt32.max))"
+        let server = try ServerProcess(
+            environment: ServerProcess.environment(database: true, extra: ["VALUESTORE_SYNC_TABLE": table]))
+        let (lines, port) = try await server.started()
+        #expect(!lines.contains { $0.contains("nothing is durable") })
+        #expect(try await ServerProcess.request("GET", "/health", port: port).status == 200)
+        let token = try await ServerProcess.token(account: "user-42")
+        let pulled = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: token, body: pull("user-42"))
+        #expect(pulled.status == 200)
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test func aServerWhoseDatabaseDoesNotAnswerRefusesToStartAndSaysWhy() async throws {
+        // A port nothing listens on: the tables cannot be made, so the server does not start.
+        var environment = ServerProcess.environment()
+        environment["PGHOST"] = "127.0.0.1"
+        environment["PGPORT"] = "1"
+        let server = try ServerProcess(environment: environment)
+        #expect(try await server.exitStatus(within: .seconds(90)) == 1)
+        #expect(!server.standardError().isEmpty)
+    }
+}
+#endif
