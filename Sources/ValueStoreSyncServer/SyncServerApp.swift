@@ -116,10 +116,7 @@ struct PokeStreamsEnding: Service {
     func run() async throws {
         // Waits for the shutdown (or the group's cancellation, which ends the streams anyway).
         try? await gracefulShutdown()
-        // ISSUE 37 (SERVICE part): call `service.endPokeStreams()` here once the service has it;
-        // until then a poke stream open at shutdown holds the server until the client closes it
-        // or `maximumPokeStreamDuration` ends it.
-        _ = service
+        service.endPokeStreams()
     }
 }
 

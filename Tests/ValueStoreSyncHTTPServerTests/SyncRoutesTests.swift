@@ -138,11 +138,7 @@ import ValueStoreSyncHTTPServer
             // The body never comes: only the declared length can tell.
             headers[.contentLength] = "10000000"
             let response = try await client.execute(uri: "/sync/v1/push", method: .post, headers: headers)
-            // The service decides from Content-Length once the SERVICE part of issue 37 lands;
-            // until then it reads the (empty) body and answers 400.
-            withKnownIssue("the service reads the body before it looks at Content-Length") {
-                #expect(response.status == .contentTooLarge)
-            }
+            #expect(response.status == .contentTooLarge)
         }
     }
 }

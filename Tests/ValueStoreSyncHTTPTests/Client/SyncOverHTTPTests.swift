@@ -16,7 +16,7 @@ import ValueStoreTestSupport
                 guard let token, accepted.withLock({ $0.contains(token) }) else {
                     return problem(401, .unauthorized)
                 }
-                return await sandbox.respondWithPokes(to: request)
+                return await sandbox.respond(to: request)
             }
             defer { server.stop() }
             let (phoneTokens, laptopTokens) = (TokenSource(), TokenSource())
@@ -55,26 +55,5 @@ import ValueStoreTestSupport
             #expect(try await laptop.store("theme", as: String.self).load() == "light")
             #expect(sandbox.server.state(of: sandbox.account)?.records["theme"]?.record.stamp != nil)
         }
-    }
-}
-
-extension HTTPSandbox {
-    /// The service's answer, and, until the service streams pokes itself, the account's pokes
-    /// as server-sent events (`ready` at once, then a `poke` per push).
-    func respondWithPokes(to request: SyncHTTPRequest) async -> SyncHTTPResponse {
-        let response = await respond(to: request)
-        guard response.status == 404, request.path == "v1/pokes", request.query["wait"] == nil else {
-            return response
-        }
-        let signals = server.remote(for: account).pokes()
-        let events = AsyncStream<Data> { writer in
-            writer.yield(Data("event: ready\ndata:\n\n".utf8))
-            let relaying = Task {
-                for await _ in signals { writer.yield(Data("event: poke\ndata:\n\n".utf8)) }
-                writer.finish()
-            }
-            writer.onTermination = { _ in relaying.cancel() }
-        }
-        return SyncHTTPResponse(status: 200, headers: ["content-type": "text/event-stream"], body: .stream(events))
     }
 }

@@ -15,7 +15,7 @@ import ValueStoreTestSupport
     @Test func theUsageSyncsThroughTheRemote() async throws {
         try await HTTPSandbox.with { sandbox in
             let server = try LoopbackHTTPServer { request, token in
-                token == "session-token" ? await sandbox.respondWithPokes(to: request) : problem(401, .unauthorized)
+                token == "session-token" ? await sandbox.respond(to: request) : problem(401, .unauthorized)
             }
             defer { server.stop() }
             let (url, account, auth) = (server.url, sandbox.account, Auth())
