@@ -22,9 +22,9 @@ enum PokeReading {
     }
 
     /// The chunks of `events` up to and with the first that is `wanted`, or all of them when the
-    /// stream ends first; fails by name after 10 seconds.
+    /// stream ends first; fails by name after 30 seconds (a full run of the suite keeps the pool busy).
     static func read(_ events: AsyncStream<Data>, until wanted: Data?, _ what: String) async throws -> [Data] {
-        try await within(.seconds(10), what) {
+        try await within(.seconds(30), what) {
             var seen: [Data] = []
             for await chunk in events {
                 seen.append(chunk)
