@@ -34,10 +34,10 @@ enum PokeReading {
         }
     }
 
-    /// Waits, polling, until `condition` holds; fails by name after 10 seconds. For what sends
+    /// Waits, polling, until `condition` holds; fails by name after 30 seconds. For what sends
     /// no event: a subscription opened or ended inside the service.
     static func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-        try await within(.seconds(10), what) {
+        try await within(.seconds(30), what) {
             while !condition() {
                 try await Task.sleep(for: .milliseconds(5))
             }
