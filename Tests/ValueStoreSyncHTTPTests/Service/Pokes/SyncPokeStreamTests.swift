@@ -82,7 +82,9 @@ import ValueStoreTestSupport
         let again = try PokeReading.events(of: await service.respond(to: pokes, account: account))
         try await PokeReading.waitUntil("a new subscription") { recording.openPokeStreams == 1 }
         #expect(recording.subscriptions == 2)
-        _ = again
+        // Read from the stream last, so an optimized build keeps it (and its subscription) open
+        // through the waits above; `_ = again` let a release build drop it at once.
+        #expect(try await PokeReading.read(again, until: PokeReading.ready, "ready") == [PokeReading.ready])
     }
 
     @Test func streamsOpenedAndDroppedAtOnceLeaveNoSubscriptionBehind() async throws {
