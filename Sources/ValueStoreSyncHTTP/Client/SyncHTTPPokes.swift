@@ -132,11 +132,11 @@ struct SyncHTTPPokes: Sendable {
                 let first = heard.state.withLock { heard in
                     defer {
                         heard.last = .now
-                        if event == "ready" { heard.ready = true }
+                        if event == SyncPokeEvent.readyName { heard.ready = true }
                     }
-                    return !heard.ready && event == "ready"
+                    return !heard.ready && event == SyncPokeEvent.readyName
                 }
-                if first || (event == "poke" && heard.state.withLock({ $0.ready })) {
+                if first || (event == SyncPokeEvent.pokeName && heard.state.withLock({ $0.ready })) {
                     poke()
                 }
             }

@@ -7,13 +7,23 @@ package import Foundation
 /// continuation.yield(SyncPokeEvent.ready)
 /// ```
 package enum SyncPokeEvent {
+    /// The events' names, as the client reads them: one spelling for both sides of the wire.
+    package static let readyName = "ready"
+    package static let pokeName = "poke"
+    package static let heartbeatName = "heartbeat"
+
     /// Sent at once when a stream opens: the stream is live, and a proxy did not buffer it.
-    package static let ready = Data("event: ready\ndata:\n\n".utf8)
+    package static let ready = bytes(of: readyName)
     /// Sent when the account changed on the server.
-    package static let poke = Data("event: poke\ndata:\n\n".utf8)
+    package static let poke = bytes(of: pokeName)
     /// Sent after ``SyncHTTPLimits/pokeHeartbeat`` of quiet, so proxies keep the stream open
     /// and the client can tell a dead stream from a quiet one.
-    package static let heartbeat = Data("event: heartbeat\ndata:\n\n".utf8)
+    package static let heartbeat = bytes(of: heartbeatName)
+
+    /// An event with no data, as the bytes on the wire.
+    private static func bytes(of name: String) -> Data {
+        Data("event: \(name)\ndata:\n\n".utf8)
+    }
 }
 
 /// The answer to a long poll, `GET v1/pokes?wait=SECONDS`: `{"poked":true}` as soon as the
