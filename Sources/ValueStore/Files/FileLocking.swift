@@ -13,11 +13,13 @@ package enum FileLocking {
     /// try await FileLocking.lockExclusively(descriptor)
     /// ```
     ///
-    /// - Parameter descriptor: An open descriptor of the lock file.
+    /// - Parameters:
+    ///   - descriptor: An open descriptor of the lock file.
+    ///   - fileSystem: The system calls to make: ``FileSystem/live`` unless a test's.
     /// - Throws: An error naming `flock` and its `errno` when the lock cannot be taken.
-    package static func lockExclusively(_ descriptor: Int32) async throws {
-        if try !FileSystem.live.lock(descriptor, false) {
-            try await waitForLock(descriptor, fileSystem: .live)
+    package static func lockExclusively(_ descriptor: Int32, fileSystem: FileSystem = .live) async throws {
+        if try !fileSystem.lock(descriptor, false) {
+            try await waitForLock(descriptor, fileSystem: fileSystem)
         }
     }
 

@@ -1,3 +1,5 @@
+package import Foundation
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -20,46 +22,67 @@ import Android
 /// fakes, so observation tests send directory events instead of waiting for the kernel's.
 ///
 /// Every operation retries `EINTR` itself and reports other failures as ``FileSystemError``.
-struct FileSystem: Sendable {
+package struct FileSystem: Sendable {
     /// Opens a file and returns its descriptor.
-    var open: @Sendable (_ path: String, _ flags: Int32, _ mode: mode_t) throws -> Int32
+    package var open: @Sendable (_ path: String, _ flags: Int32, _ mode: mode_t) throws -> Int32
     /// Reads up to `buffer.count` bytes; returns 0 at the end of the file.
-    var read: @Sendable (_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    package var read: @Sendable (_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Writes up to `buffer.count` bytes and returns how many were written.
-    var write: @Sendable (_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws -> Int
+    package var write: @Sendable (_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws -> Int
     /// Reads up to `buffer.count` bytes at `offset`, leaving the file offset alone (`pread`).
-    var readAt: @Sendable (_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws -> Int
+    package var readAt:
+        @Sendable (_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws -> Int
     /// Writes up to `buffer.count` bytes at `offset`, leaving the file offset alone (`pwrite`).
-    var writeAt: @Sendable (_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, _ offset: Int64) throws -> Int
+    package var writeAt:
+        @Sendable (_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, _ offset: Int64) throws -> Int
     /// What an open file is: its identity, type, owner, permissions and size (`fstat`).
-    var status: @Sendable (_ descriptor: Int32) throws -> FileStatus
+    package var status: @Sendable (_ descriptor: Int32) throws -> FileStatus
     /// What the file at a path is, following symlinks (`stat`).
-    var pathStatus: @Sendable (_ path: String) throws -> FileStatus
+    package var pathStatus: @Sendable (_ path: String) throws -> FileStatus
     /// Flushes a file's data and metadata to stable storage (`F_FULLFSYNC` on Darwin).
-    var synchronize: @Sendable (_ descriptor: Int32) throws -> Void
+    package var synchronize: @Sendable (_ descriptor: Int32) throws -> Void
+    /// Flushes a file's data, and the size that reads it, to stable storage (`fdatasync`;
+    /// `F_FULLFSYNC` on Darwin): cheaper than ``synchronize`` where only the data matter.
+    package var synchronizeData: @Sendable (_ descriptor: Int32) throws -> Void
+    /// Cuts or extends an open file to `length` bytes (`ftruncate`).
+    package var truncate: @Sendable (_ descriptor: Int32, _ length: Int64) throws -> Void
     /// Closes a descriptor.
-    var close: @Sendable (_ descriptor: Int32) throws -> Void
+    package var close: @Sendable (_ descriptor: Int32) throws -> Void
     /// Atomically replaces `destination` with `source`.
-    var rename: @Sendable (_ source: String, _ destination: String) throws -> Void
+    package var rename: @Sendable (_ source: String, _ destination: String) throws -> Void
     /// Removes a file.
-    var unlink: @Sendable (_ path: String) throws -> Void
+    package var unlink: @Sendable (_ path: String) throws -> Void
     /// Creates one directory.
-    var makeDirectory: @Sendable (_ path: String, _ mode: mode_t) throws -> Void
+    package var makeDirectory: @Sendable (_ path: String, _ mode: mode_t) throws -> Void
     /// Takes an exclusive advisory lock on an open file; returns `false` when `wait` is `false`
     /// and another descriptor holds it. Release it with ``unlock``: closing the descriptor
     /// releases it only once no copy of it is open, and a child being spawned holds copies.
-    var lock: @Sendable (_ descriptor: Int32, _ wait: Bool) throws -> Bool
+    package var lock: @Sendable (_ descriptor: Int32, _ wait: Bool) throws -> Bool
     /// Releases the lock ``lock`` took, for every copy of the descriptor.
-    var unlock: @Sendable (_ descriptor: Int32) throws -> Void
+    package var unlock: @Sendable (_ descriptor: Int32) throws -> Void
     /// The names in a directory, without `.` and `..`.
-    var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
+    package var contentsOfDirectory: @Sendable (_ path: String) throws -> [String]
     /// A file's permission bits.
-    var permissions: @Sendable (_ path: String) throws -> UInt16
+    package var permissions: @Sendable (_ path: String) throws -> UInt16
     /// What the symbolic link at `path` names (`lstat`, then `readlink`); `nil` when `path` is
     /// not a link, or names nothing.
-    var linkTarget: @Sendable (_ path: String) throws -> String?
+    package var linkTarget: @Sendable (_ path: String) throws -> String?
     /// The change signals of this file system's paths, and the directory watches they run on.
     var changes: FileChanges
+
+    /// Writes all of `buffer` at `offset` (``writeAt``, again for the rest after a short write);
+    /// throws `EIO` when a write makes no progress.
+    package func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
+        var written = 0
+        while written < buffer.count {
+            let count = try writeAt(
+                descriptor, UnsafeRawBufferPointer(rebasing: buffer[written...]), offset + Int64(written))
+            guard count > 0 else {
+                throw FileSystemError(operation: "pwrite (wrote \(written) of \(buffer.count) bytes)", code: EIO)
+            }
+            written += count
+        }
+    }
 
     /// This file system, watching directories with `watchDirectory` through a change registry of
     /// its own.
@@ -71,17 +94,17 @@ struct FileSystem: Sendable {
 }
 
 /// What `stat` says about a file: enough to tell which file it is and whether to trust it.
-struct FileStatus: Sendable, Equatable {
-    var device: UInt64
-    var inode: UInt64
+package struct FileStatus: Sendable, Equatable {
+    package var device: UInt64
+    package var inode: UInt64
     /// The file's type bits (`st_mode & S_IFMT`).
-    var type: UInt32
+    package var type: UInt32
     /// The permission bits (`st_mode & 0o7777`).
-    var permissions: UInt16
-    var owner: UInt32
-    var size: Int
+    package var permissions: UInt16
+    package var owner: UInt32
+    package var size: Int
     /// When the contents last changed, in nanoseconds since 1970.
-    var modified: Int64
+    package var modified: Int64
 
     init(_ status: stat) {
         device = UInt64(status.st_dev)
@@ -98,14 +121,14 @@ struct FileStatus: Sendable, Equatable {
     }
 
     /// Whether both describe the same contents: the same file, size and modification time.
-    func hasSameContents(as other: Self) -> Bool {
+    package func hasSameContents(as other: Self) -> Bool {
         isSameFile(as: other) && size == other.size && modified == other.modified
     }
 
-    var isRegularFile: Bool { type == UInt32(S_IFREG) }
+    package var isRegularFile: Bool { type == UInt32(S_IFREG) }
 
     /// Whether both describe the same file: the same device and inode.
-    func isSameFile(as other: Self) -> Bool {
+    package func isSameFile(as other: Self) -> Bool {
         device == other.device && inode == other.inode
     }
 
@@ -125,25 +148,31 @@ struct FileStatus: Sendable, Equatable {
 }
 
 /// A failed system call: which one, and the `errno` it set.
-struct FileSystemError: Error, Equatable, CustomStringConvertible {
-    var operation: String
-    var code: Int32
+package struct FileSystemError: Error, Equatable, CustomStringConvertible {
+    package var operation: String
+    package var code: Int32
 
     /// The current `errno`, for the named operation.
-    static func last(_ operation: String) -> Self {
+    package static func last(_ operation: String) -> Self {
         Self(operation: operation, code: errno)
     }
 
-    var isNotFound: Bool { code == ENOENT }
+    /// An error for `operation` that set `code`: what a test's file system throws.
+    package init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
 
-    var description: String {
+    package var isNotFound: Bool { code == ENOENT }
+
+    package var description: String {
         "\(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
     }
 }
 
 extension FileSystem {
     /// The operating system's file system.
-    static let live = FileSystem(
+    package static let live = FileSystem(
         open: { path, flags, mode in
             try retryingInterrupts("open") { systemOpen(path, flags, mode) }
         },
@@ -175,6 +204,18 @@ extension FileSystem {
             if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
             #endif
             _ = try retryingInterrupts("fsync") { fsync(descriptor) }
+        },
+        synchronizeData: { descriptor in
+            #if canImport(Darwin)
+            // F_FULLFSYNC asks the drive to flush its cache too; some file systems refuse it.
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+            _ = try retryingInterrupts("fsync") { fsync(descriptor) }
+            #else
+            _ = try retryingInterrupts("fdatasync") { fdatasync(descriptor) }
+            #endif
+        },
+        truncate: { descriptor, length in
+            _ = try retryingInterrupts("ftruncate") { ftruncate(descriptor, off_t(length)) }
         },
         close: { descriptor in
             // Retrying close after EINTR may close a descriptor another thread just opened.

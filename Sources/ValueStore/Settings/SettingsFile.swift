@@ -130,12 +130,17 @@ public final class SettingsFile: Sendable {
     }
 
     /// A settings file over the given file system, for tests that count or fail system calls,
-    /// and encoding its entries with `encode`.
+    /// and for a sync replica's files, which share one file system.
+    package convenience init(_ url: URL, options: FileOptions, fileSystem: FileSystem) {
+        self.init(url, options: options, fileSystem: fileSystem, encode: BinaryPropertyList.data(of:))
+    }
+
+    /// A settings file over the given file system, encoding its entries with `encode`.
     init(
         _ url: URL,
         options: FileOptions,
         fileSystem: FileSystem,
-        encode: @escaping @Sendable (_ entries: Entries) -> Data = BinaryPropertyList.data(of:)
+        encode: @escaping @Sendable (_ entries: Entries) -> Data
     ) {
         file = DurableFile(url, options: options, fileSystem: fileSystem)
         freshness = FileFreshness(path: file.path, directory: file.directory, changes: file.fileSystem.changes)

@@ -35,15 +35,21 @@ struct ReplicaFiles: Sendable {
     static let rejectedKey = "rejected"
     static let recordPrefix = "record:"
 
-    init(directory: URL, account: SyncAccount, options: FileOptions, foldingSize: Int = 256 * 1024) {
+    init(
+        directory: URL,
+        account: SyncAccount,
+        options: FileOptions,
+        foldingSize: Int = 256 * 1024,
+        fileSystem: FileSystem = .live
+    ) {
         folder = Self.folder(in: directory, for: account.id)
-        settings = SettingsFile(folder.appending(path: Self.settingsName), options: options)
+        settings = SettingsFile(folder.appending(path: Self.settingsName), options: options, fileSystem: fileSystem)
         journal = ReplicaJournal(
             path: folder.appending(path: "sync.journal").path(percentEncoded: false), foldingSize: foldingSize,
-            permissions: options.permissions)
+            permissions: options.permissions, fileSystem: fileSystem)
         lock = ReplicaFolderLock(
             path: folder.appending(path: "sync.lock").path(percentEncoded: false),
-            permissions: mode_t(options.permissions))
+            permissions: mode_t(options.permissions), fileSystem: fileSystem)
     }
 
     /// The account's folder in `directory`: at ``folderPath(for:)``; for a long identity whose
@@ -266,9 +272,8 @@ struct ReplicaFiles: Sendable {
 
     /// The settings file's size in bytes; 0 when it cannot be read (a fold then goes ahead).
     private var settingsSize: Int {
-        var info = stat()
-        guard stat(folder.appending(path: Self.settingsName).path(percentEncoded: false), &info) == 0 else { return 0 }
-        return Int(info.st_size)
+        let path = folder.appending(path: Self.settingsName).path(percentEncoded: false)
+        return (try? journal.fileSystem.pathStatus(path).size) ?? 0
     }
 
     /// Writes what the journal holds into the settings file and makes that durable (whatever the

@@ -25,16 +25,15 @@ struct ReplicaFolderLock: Sendable {
     let path: String
     /// The permission bits of a lock file this makes.
     let permissions: mode_t
+    /// The system calls the lock makes.
+    var fileSystem: FileSystem = .live
 
     /// Runs `body` holding the lock.
     func withLock<Result>(_ body: () async throws -> Result) async throws -> Result {
         let descriptor = try await acquire()
         defer {
             if descriptor >= 0 {
-                // Unlocked before it is closed: a child being spawned holds a copy of every
-                // descriptor until it starts its program, and closing alone keeps the lock.
-                _ = flock(descriptor, LOCK_UN)
-                close(descriptor)
+                release(descriptor)
             }
         }
         return try await body()
@@ -43,19 +42,43 @@ struct ReplicaFolderLock: Sendable {
     /// Opens the lock file (made if absent) and takes its lock: `-1` when the folder may only be
     /// read and has no lock file.
     @concurrent private func acquire() async throws -> Int32 {
-        var descriptor = ReplicaJournal.openFile(path, O_RDWR | O_CREAT | O_CLOEXEC, permissions)
-        if descriptor < 0 && (errno == EACCES || errno == EROFS || errno == EPERM) {
-            descriptor = ReplicaJournal.openFile(path, O_RDONLY | O_CLOEXEC, permissions)
-            if descriptor < 0 && errno == ENOENT { return -1 }
-        }
-        guard descriptor >= 0 else { throw failure("could not be opened (errno \(errno))") }
+        let descriptor: Int32
         do {
-            try await FileLocking.lockExclusively(descriptor)
+            descriptor = try fileSystem.open(path, O_RDWR | O_CREAT | O_CLOEXEC, permissions)
+        } catch let error as FileSystemError where [EACCES, EROFS, EPERM].contains(error.code) {
+            do {
+                descriptor = try fileSystem.open(path, O_RDONLY | O_CLOEXEC, permissions)
+            } catch let error as FileSystemError where error.isNotFound {
+                return -1
+            } catch {
+                throw failure("could not be opened (errno \(ReplicaJournal.code(of: error)))")
+            }
         } catch {
-            close(descriptor)
+            throw failure("could not be opened (errno \(ReplicaJournal.code(of: error)))")
+        }
+        do {
+            try await FileLocking.lockExclusively(descriptor, fileSystem: fileSystem)
+        } catch {
+            release(descriptor)
             throw failure("could not be taken (\(error))")
         }
         return descriptor
+    }
+
+    /// Releases the lock and closes its file. Unlocked before it is closed: a child being
+    /// spawned holds a copy of every descriptor until it starts its program, and closing alone
+    /// keeps the lock. A failure loses nothing: nothing is written through the lock file.
+    private func release(_ descriptor: Int32) {
+        do {
+            try fileSystem.unlock(descriptor)
+        } catch {
+            // Closing releases it once no copy is open.
+        }
+        do {
+            try fileSystem.close(descriptor)
+        } catch {
+            // Nothing was written through it.
+        }
     }
 
     private func failure(_ what: String) -> ValueStoreError {

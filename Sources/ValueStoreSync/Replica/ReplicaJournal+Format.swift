@@ -102,57 +102,6 @@ extension ReplicaJournal {
         ValueStoreError(.corrupted, store: "sync journal '\(path)'", reason: "the journal \(what)")
     }
 
-    // MARK: System calls
-
-    static func readAll(_ descriptor: Int32) throws -> [UInt8] {
-        var contents: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes {
-                pread(descriptor, $0.baseAddress, $0.count, off_t(contents.count))
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ValueStoreError(
-                    .io, store: "sync journal", reason: "the journal could not be read (errno \(errno))")
-            }
-            if count == 0 { return contents }
-            contents += buffer.prefix(count)
-        }
-    }
-
-    static func write(_ bytes: [UInt8], at offset: Int, to descriptor: Int32) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                pwrite(descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset + written))
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            written += count
-        }
-        return true
-    }
-
-    /// Flushes the file's data, and the size that reads it (all its metadata with `metadata`),
-    /// to stable storage.
-    static func flush(_ descriptor: Int32, metadata: Bool = false) -> Bool {
-        #if canImport(Darwin)
-        // F_FULLFSYNC asks the drive to flush its cache too; some file systems refuse it.
-        if fcntl(descriptor, F_FULLFSYNC) == 0 { return true }
-        while fsync(descriptor) != 0 {
-            if errno != EINTR { return false }
-        }
-        #else
-        while (metadata ? fsync(descriptor) : fdatasync(descriptor)) != 0 {
-            if errno != EINTR { return false }
-        }
-        #endif
-        return true
-    }
-
     static func appendLittleEndian<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }

@@ -44,6 +44,8 @@ final class ReplicaJournal: Sendable {
     static let entryHeaderSize = 16
     /// The permission bits of a journal this makes.
     let permissions: mode_t
+    /// The system calls the journal makes: ``FileSystem/live``, or a test's, which fails some.
+    let fileSystem: FileSystem
 
     /// The open file and what it holds since the last fold; guarded by the mutex, which is held
     /// across each read or append so the file and its length never disagree.
@@ -63,16 +65,17 @@ final class ReplicaJournal: Sendable {
         var isReadOnly = false
     }
 
-    init(path: String, foldingSize: Int, permissions: UInt16) {
+    init(path: String, foldingSize: Int, permissions: UInt16, fileSystem: FileSystem = .live) {
         self.path = path
         self.foldingSize = foldingSize
         self.permissions = mode_t(permissions)
+        self.fileSystem = fileSystem
     }
 
     deinit {
         let descriptor = state.withLock { $0.descriptor }
         if descriptor >= 0 {
-            close(descriptor)
+            closeAfterUse(descriptor)
         }
     }
 
@@ -82,17 +85,17 @@ final class ReplicaJournal: Sendable {
     @concurrent func open() async throws -> ReplicaFiles.Changes {
         try state.withLock { state in
             if state.descriptor >= 0 {
-                close(state.descriptor)
+                closeAfterUse(state.descriptor)
                 state = State()
             }
             let (descriptor, isWritable) = try openOrCreate()
             let contents: [UInt8]
             let read: Read
             do {
-                contents = descriptor >= 0 ? try Self.readAll(descriptor) : []
+                contents = descriptor >= 0 ? try readAll(descriptor) : []
                 read = try Self.entries(in: contents, path: path)
             } catch {
-                if descriptor >= 0 { close(descriptor) }
+                if descriptor >= 0 { closeAfterUse(descriptor) }
                 throw error
             }
             state.descriptor = descriptor
@@ -114,8 +117,11 @@ final class ReplicaJournal: Sendable {
         if tail.contains(where: { $0 != 0 }) {
             try keep(tail)
         }
-        guard ftruncate(state.descriptor, off_t(end)) == 0, Self.flush(state.descriptor) else {
-            state.broken = "its incomplete last entry could not be cut off (errno \(errno))"
+        do {
+            try fileSystem.truncate(state.descriptor, Int64(end))
+            try fileSystem.synchronizeData(state.descriptor)
+        } catch {
+            state.broken = "its incomplete last entry could not be cut off (errno \(Self.code(of: error)))"
             throw failure("could not cut off its incomplete last entry")
         }
     }
@@ -137,13 +143,16 @@ final class ReplicaJournal: Sendable {
     @concurrent func catchUp() async throws -> News {
         try state.withLock { state in
             guard state.descriptor >= 0, state.broken == nil else { return .none }
-            var info = stat()
-            guard fstat(state.descriptor, &info) == 0 else { throw failure("could not be examined (errno \(errno))") }
-            if Int(info.st_size) == state.length && (state.length == 0 || header(state.descriptor) == state.generation)
-            {
+            let size: Int
+            do {
+                size = try fileSystem.status(state.descriptor).size
+            } catch {
+                throw failure("could not be examined (errno \(Self.code(of: error)))")
+            }
+            if size == state.length && (state.length == 0 || header(state.descriptor) == state.generation) {
                 return .none
             }
-            let contents = try Self.readAll(state.descriptor)
+            let contents = try readAll(state.descriptor)
             let news: News
             let read: Read
             if state.length > 0 && contents.count >= state.length && header(of: contents) == state.generation {
@@ -162,11 +171,14 @@ final class ReplicaJournal: Sendable {
         }
     }
 
-    /// The generation in the header of the file open at `descriptor`; `nil` without a whole one.
+    /// The generation in the header of the file open at `descriptor`; `nil` without a whole one,
+    /// or when it cannot be read (the caller then reads the whole journal, which reports why).
     private func header(_ descriptor: Int32) -> UInt64? {
         var bytes = [UInt8](repeating: 0, count: Self.headerSize)
-        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-        return count == Self.headerSize ? header(of: bytes) : nil
+        let count = bytes.withUnsafeMutableBytes { buffer in
+            Result { try fileSystem.readAt(descriptor, buffer, 0) }
+        }
+        return (try? count.get()) == Self.headerSize ? header(of: bytes) : nil
     }
 
     /// The generation in the header at the start of `contents`; `nil` without a whole one.
@@ -181,9 +193,9 @@ final class ReplicaJournal: Sendable {
     var mayHaveNews: Bool {
         state.withLock { state in
             guard state.descriptor >= 0, state.broken == nil else { return false }
-            var info = stat()
-            guard fstat(state.descriptor, &info) == 0 else { return true }
-            return Int(info.st_size) != state.length
+            // A journal that cannot be examined may have news: catchUp() reports why.
+            guard let size = try? fileSystem.status(state.descriptor).size else { return true }
+            return size != state.length
                 || (state.length > 0 && header(state.descriptor) != state.generation)
         }
     }
@@ -192,13 +204,16 @@ final class ReplicaJournal: Sendable {
     /// which changes nothing: an incomplete last entry is left as it is, and no journal reads as
     /// none.
     func read() throws -> ReplicaFiles.Changes {
-        let descriptor = openFile(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            guard errno == ENOENT else { throw failure("could not be opened to read (errno \(errno))") }
+        let descriptor: Int32
+        do {
+            descriptor = try fileSystem.open(path, O_RDONLY | O_CLOEXEC, permissions)
+        } catch let error as FileSystemError where error.isNotFound {
             return ReplicaFiles.Changes()
+        } catch {
+            throw failure("could not be opened to read (errno \(Self.code(of: error)))")
         }
-        defer { close(descriptor) }
-        return try Self.entries(in: Self.readAll(descriptor), path: path).changes
+        defer { closeAfterUse(descriptor) }
+        return try Self.entries(in: readAll(descriptor), path: path).changes
     }
 
     /// Appends `changes` as one entry and flushes it, off the caller's executor; returns whether
@@ -220,11 +235,16 @@ final class ReplicaJournal: Sendable {
                 throw failure("is unusable until the replica is opened again: \(broken)")
             }
             guard state.descriptor >= 0 else { throw failure("was appended to before it was opened") }
-            var info = stat()
-            guard fstat(state.descriptor, &info) == 0, Int(info.st_size) == state.length else {
+            let size: Int
+            do {
+                size = try fileSystem.status(state.descriptor).size
+            } catch {
+                throw failure("could not be examined; nothing was written (errno \(Self.code(of: error)))")
+            }
+            guard size == state.length else {
                 // Another process appended, and this one did not read it first: appending at its
                 // own idea of the end would overwrite it.
-                throw failure("changed since this process read it; nothing was written (errno \(errno))")
+                throw failure("changed since this process read it; nothing was written")
             }
             let start = state.length
             var bytes: [UInt8] = []
@@ -237,10 +257,16 @@ final class ReplicaJournal: Sendable {
             Self.appendLittleEndian(UInt32(payload.count), to: &bytes)
             Self.appendLittleEndian(Self.digest(of: payload, generation: state.generation), to: &bytes)
             bytes += payload
-            guard Self.write(bytes, at: start, to: state.descriptor), Self.flush(state.descriptor) else {
-                let code = errno
+            do {
+                try bytes.withUnsafeBytes { try fileSystem.writeAll(state.descriptor, $0, at: Int64(start)) }
+                try fileSystem.synchronizeData(state.descriptor)
+            } catch {
+                let code = Self.code(of: error)
                 // Undo the partial entry, so that the next append does not follow it.
-                if ftruncate(state.descriptor, off_t(start)) != 0 || !Self.flush(state.descriptor) {
+                do {
+                    try fileSystem.truncate(state.descriptor, Int64(start))
+                    try fileSystem.synchronizeData(state.descriptor)
+                } catch {
                     state.broken = "an append failed (errno \(code)) and could not be undone"
                 }
                 throw failure("could not be appended to (errno \(code))")
@@ -272,59 +298,20 @@ final class ReplicaJournal: Sendable {
         try state.withLock { state in
             guard state.broken == nil, !state.isReadOnly, state.descriptor >= 0 else { return }
             // Its entries are in the settings file: applied again, they change nothing.
-            guard ftruncate(state.descriptor, 0) == 0 else {
-                throw failure("could not be emptied after a fold (errno \(errno))")
+            do {
+                try fileSystem.truncate(state.descriptor, 0)
+            } catch {
+                throw failure("could not be emptied after a fold (errno \(Self.code(of: error)))")
             }
             state.length = 0
             state.unfolded = ReplicaFiles.Changes()
-            guard Self.flush(state.descriptor) else {
-                state.broken = "it was emptied after a fold, but not flushed (errno \(errno))"
-                throw failure("could not be flushed after a fold (errno \(errno))")
+            do {
+                try fileSystem.synchronizeData(state.descriptor)
+            } catch {
+                let code = Self.code(of: error)
+                state.broken = "it was emptied after a fold, but not flushed (errno \(code))"
+                throw failure("could not be flushed after a fold (errno \(code))")
             }
-        }
-    }
-
-    /// Opens the journal's file, or makes it and flushes its folder, so that the file is there
-    /// after a crash; in a folder this process may only read, opens it to read (`-1`: there is
-    /// none), and says so.
-    private func openOrCreate() throws -> (descriptor: Int32, isWritable: Bool) {
-        let made = openFile(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
-        if made >= 0 {
-            let folder = openFile((path as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
-            defer { if folder >= 0 { close(folder) } }
-            guard folder >= 0, fsync(folder) == 0 else {
-                close(made)
-                throw failure("was made, but its folder could not be flushed (errno \(errno))")
-            }
-            return (made, true)
-        }
-        if Self.isDenied(errno) && access(path, F_OK) != 0 {
-            return (-1, false)  // no journal, and none can be made: nothing to read
-        }
-        guard errno == EEXIST || Self.isDenied(errno) else { throw failure("could not be made (errno \(errno))") }
-        let opened = openFile(path, O_RDWR | O_CLOEXEC)
-        if opened < 0 && Self.isDenied(errno) {
-            let reading = openFile(path, O_RDONLY | O_CLOEXEC)
-            guard reading >= 0 else { throw failure("could not be opened to read (errno \(errno))") }
-            return (reading, false)
-        }
-        guard opened >= 0 else { throw failure("could not be opened (errno \(errno))") }
-        return (opened, true)
-    }
-
-    /// Whether `code` says this process may not write there.
-    private static func isDenied(_ code: Int32) -> Bool {
-        code == EACCES || code == EROFS || code == EPERM
-    }
-
-    /// Keeps the bytes an incomplete append left in a file of their own beside the journal.
-    private func keep(_ tail: ArraySlice<UInt8>) throws {
-        let kept = path + ".cut-" + UUID().uuidString
-        let descriptor = openFile(kept, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure("could not keep its incomplete last entry (errno \(errno))") }
-        defer { close(descriptor) }
-        guard Self.write(Array(tail), at: 0, to: descriptor), Self.flush(descriptor) else {
-            throw failure("could not keep its incomplete last entry (errno \(errno))")
         }
     }
 
@@ -332,33 +319,22 @@ final class ReplicaJournal: Sendable {
     /// settings file durable this way before it empties the journal, whatever the file options.
     @concurrent func synchronize(_ path: String) async throws {
         for target in [path, (path as NSString).deletingLastPathComponent] {
-            let descriptor = openFile(target, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw failure("could not open '\(target)' to flush it (errno \(errno))") }
-            defer { close(descriptor) }
-            guard Self.flush(descriptor, metadata: true) else {
-                throw failure("could not flush '\(target)' (errno \(errno))")
+            let descriptor: Int32
+            do {
+                descriptor = try fileSystem.open(target, O_RDONLY | O_CLOEXEC, 0)
+            } catch {
+                throw failure("could not open '\(target)' to flush it (errno \(Self.code(of: error)))")
+            }
+            defer { closeAfterUse(descriptor) }
+            do {
+                try fileSystem.synchronize(descriptor)
+            } catch {
+                throw failure("could not flush '\(target)' (errno \(Self.code(of: error)))")
             }
         }
     }
 
-    private func failure(_ what: String) -> ValueStoreError {
+    func failure(_ what: String) -> ValueStoreError {
         ValueStoreError(.io, store: "sync journal '\(path)'", reason: "the journal \(what)")
     }
-
-    // MARK: System calls
-
-    private func openFile(_ path: String, _ flags: Int32) -> Int32 {
-        Self.openFile(path, flags, permissions)
-    }
-
-    /// Opens `path`, again after an interruption; `-1` with `errno` set when it fails.
-    static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-        var descriptor: Int32
-        repeat {
-            descriptor = systemOpen(path, flags, mode)
-        } while descriptor < 0 && errno == EINTR
-        return descriptor
-    }
 }
-
-private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }

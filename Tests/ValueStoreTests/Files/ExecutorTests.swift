@@ -183,6 +183,14 @@ final class SystemCalls: Sendable {
                 self.note("fsync")
                 try live.synchronize(descriptor)
             },
+            synchronizeData: { descriptor in
+                self.note("fdatasync")
+                try live.synchronizeData(descriptor)
+            },
+            truncate: { descriptor, length in
+                self.note("ftruncate")
+                try live.truncate(descriptor, length)
+            },
             close: { descriptor in
                 self.note("close")
                 try live.close(descriptor)
