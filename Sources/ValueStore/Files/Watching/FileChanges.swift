@@ -82,7 +82,6 @@ final class FileChanges: Sendable {
         let directory: String
     }
 
-
     struct Directory {
         var watch: Watch
         /// The number of the current watch: events from a watcher replaced since are ignored.
