@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import ValueStoreTestSupport
 
+@testable import ValueStore
+
 /// The package's traits keep the default graph small: a dependent that enables none of them
 /// resolves swift-crypto (and its swift-asn1) and nothing more, and one that enables a trait gets
 /// that trait's packages. Checked by resolving the fixture package `Tests/Fixtures/NoTraits`,
@@ -18,12 +20,33 @@ import ValueStoreTestSupport
         #expect(packages.isDisjoint(with: ["postgres-nio", "swift-nio", "swift-distributed-tracing"]))
     }
 
+    /// Where SwiftPM keeps the fixture's resolution for `traits`, kept between runs so that a
+    /// run whose manifests did not change resolves from the checkouts of the last one instead of
+    /// cloning every package again (what took most of the suite's time). The folder is named for
+    /// the manifests' contents (the fixture's, the library's and its `Package.resolved`), the
+    /// checkout and the traits, so any change to what resolution reads starts from nothing; the
+    /// dependencies are resolved by SwiftPM on every run, never remembered here.
+    static func scratchPath(traits: String?) throws -> URL {
+        let root = DocumentationTests.root
+        var read = Data(root.path(percentEncoded: false).utf8) + Data("\u{0}\(traits ?? "")".utf8)
+        for manifest in ["Package.swift", "Package.resolved", "Tests/Fixtures/NoTraits/Package.swift"] {
+            // Package.resolved is absent until a first resolution: absence is part of the name.
+            let contents = FileManager.default.contents(
+                atPath: root.appending(path: manifest).path(percentEncoded: false))
+            read += Data("\u{0}\(manifest)\u{0}".utf8) + (contents ?? Data("absent".utf8))
+        }
+        let name = Digest.sha256(read).prefix(8).map { String(format: "%02x", $0) }.joined()
+        let scratch = FileManager.default.temporaryDirectory
+            .appending(path: "valuestore-fixture-\(name)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        return scratch
+    }
+
     /// The identities of every package the fixture resolves, beside itself and the library.
     static func resolvedPackages(traits: String?) async throws -> Set<String> {
-        let scratch = FileManager.default.temporaryDirectory.appending(path: "fixture-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let output = scratch.appending(path: "dependencies.json")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let scratch = try scratchPath(traits: traits)
+        let output = scratch.appending(path: "dependencies-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: output) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [

@@ -1,15 +1,5 @@
 import Foundation
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// The two small files of key material, documented in Documentation/EncryptedFiles.md.
 ///
 /// A key file: `VSKY`, format version 1, then the key's 32 bytes (37 bytes).

@@ -1,16 +1,6 @@
 import Foundation
 import ValueStore
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// A replica's durable state: one settings file per account, in a folder of its own under the
 /// replica's directory, whose entries are the replica's meta, one record per synced key, its
 /// archive and its rejected changes; and the journal beside it, which each commit is appended to

@@ -1,16 +1,6 @@
 import Foundation
 import ValueStore
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// The lock of a replica's folder, an advisory `flock` on `sync.lock` in it, which every process
 /// using the folder (an app and its extensions) holds while it reads what the others appended,
 /// decides and commits: one commit or fold at a time across processes, each made on everything

@@ -1,16 +1,6 @@
 import Foundation
 import ValueStore
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 // The journal's format, read and written: see ``ReplicaJournal``.
 extension ReplicaJournal {
     // MARK: Reading

@@ -2,16 +2,6 @@ import Foundation
 import Synchronization
 import ValueStore
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// The replica's write-ahead journal, `sync.journal` beside its settings file: every commit is
 /// one entry appended to it and flushed (`fdatasync`; `F_FULLFSYNC` on Apple platforms), which
 /// costs a fraction of rewriting the settings file (a new file, its flush, a rename and the

@@ -56,7 +56,7 @@ extension SyncHTTPService {
         return SyncHTTPResponse(status: 200, headers: headers, body: .stream(stream))
     }
 
-    /// `{"poked":true}` at the account's first poke, `{"poked":false}` when the wait ends first.
+    /// A ``SyncPokeWaitAnswer``: poked at the account's first poke, not when the wait ends first.
     private func longPoll(of account: SyncAccount, seconds: Int) async -> SyncHTTPResponse {
         guard let stream = shared.pokes.open(account, for: .seconds(seconds), kind: .wait) else {
             return shutDown
@@ -69,7 +69,8 @@ extension SyncHTTPService {
         if !poked, shared.pokes.isEnded {
             return shutDown
         }
-        let body = Data((poked ? #"{"poked":true}"# : #"{"poked":false}"#).utf8)
-        return SyncHTTPResponse(status: 200, headers: ["content-type": "application/json"], body: .bytes(body))
+        return SyncHTTPResponse(
+            status: 200, headers: ["content-type": "application/json"],
+            body: .bytes(SyncPokeWaitAnswer(poked: poked).body))
     }
 }

@@ -11,17 +11,33 @@ final class BackToBackSaver: Sendable {
     private let saves = Calls()
     private let running = Shared(true)
     private let second = Arrival<Void>()
+    /// How many saves returned, after each one.
+    private let counts: AsyncStream<Int>
     private let task: Task<Void, any Error>
 
     init(_ save: @escaping @Sendable (_ value: Int) async throws -> Void) {
         let (stopped, saves, running, second) = (stopped, saves, running, second)
+        let (counts, counted) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        self.counts = counts
         task = Task.detached {
-            defer { running.value = false }
+            defer {
+                running.value = false
+                counted.finish()
+            }
             for value in 1...Self.bound where !stopped.value {
                 try await save(value)
                 saves.increment()
+                counted.yield(saves.value)
                 if saves.value == 2 { second.deliver(()) }
             }
+        }
+    }
+
+    /// Returns once a save returned after this call, or the loop ended. One caller at a time.
+    func nextSave() async {
+        let before = saves.value
+        for await count in counts where count > before {
+            return
         }
     }
 
@@ -48,11 +64,16 @@ final class BackToBackSaver: Sendable {
         try await store.save(0)
         let saver = BackToBackSaver { value in try await store.save(value) }
         await saver.started()
+        let firstRun = Shared(true)
         let outcome = await unlessItHangs(timeout: .seconds(120)) {
             try await store.update { value in
-                // Room for the saver to commit while the body runs, as a body that awaits
-                // anything gives; not a measure of speed.
-                try await Task.sleep(for: .milliseconds(10))
+                // The first run waits for one of the saver's saves, so the file changed since the
+                // update read it, and the update must run again: it is then the saver's turn to
+                // wait (waiting for a save again would wait for itself).
+                if firstRun.value {
+                    firstRun.value = false
+                    await saver.nextSave()
+                }
                 value = -1
             }
         }

@@ -1,16 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// One file, replaced atomically and durably, and locked against writers in this process and
 /// in others.
 ///

@@ -1,14 +1,5 @@
+import Foundation
 import Synchronization
-
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
 
 /// Arming a directory's watch: of the directory itself, or of its nearest existing ancestor
 /// while it is missing, and the health and events that follow from each change of watch.

@@ -1,16 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 /// The change signals of every file path of one ``FileSystem`` in this process: writes by any
 /// store over the path, and, through one ``DirectoryWatch`` per directory, writes by other
 /// processes. ``shared`` is the live file system's; a test's fake watches get a registry of their
@@ -19,15 +9,15 @@ import Android
 /// - Writers call ``willReplace(_:with:)`` or ``willRemove(_:)`` just before they rename or
 ///   unlink, recording what the file will be, then ``didChange(_:)`` after: every stream for the
 ///   path gets a signal at once.
-/// - The watcher reports every change to a name it sees; a change whose result is what this
-///   process last wrote is its own, already signalled, and is skipped.
+/// - The watcher reports every change to a name it sees (FileChanges+Events.swift); a change
+///   whose result is what this process last wrote is its own, already signalled, and is skipped.
 /// - A directory is watched while at least one stream for a file in it is alive.
 /// - A symbolic link at an observed path is followed: its streams get the changes of the file it
 ///   names too, and move with the link when it is pointed elsewhere (FileChanges+Links.swift).
 ///
-/// Every observed directory has a health (``Watch``): watched, waiting for a missing directory to
-/// appear (its nearest existing ancestor is watched for it), or not watched at all (no inotify
-/// watch could be made, no permission). A lost watch (the directory deleted or moved away) is
+/// Every observed directory has a health (``Watch``, FileChanges+Health.swift): watched, waiting
+/// for a missing directory to appear (its nearest existing ancestor is watched for it), or not
+/// watched at all (no inotify watch could be made, no permission). A lost watch (the directory deleted or moved away) is
 /// armed again at once; a directory that appears is watched from then on.
 ///
 /// A watch follows a directory's inode, the path does not: an ancestor renamed and made again, a
@@ -92,40 +82,6 @@ final class FileChanges: Sendable {
         let directory: String
     }
 
-    /// How an observed directory is watched.
-    enum Watch {
-        /// Every change to its entries arrives, while the path names `identity`, the directory
-        /// watched.
-        case watching(any DirectoryWatch, identity: FileIdentity)
-        /// The directory does not exist: `watcher` watches its nearest existing ancestor for the
-        /// creation of `component`, the next name on the way to it.
-        case waiting(for: String, watcher: any DirectoryWatch)
-        /// No watch could be made: only this process's writes are seen.
-        case unwatched
-
-        var watcher: (any DirectoryWatch)? {
-            switch self {
-            case .watching(let watcher, _), .waiting(_, let watcher): watcher
-            case .unwatched: nil
-            }
-        }
-
-        var isWatching: Bool {
-            if case .watching = self { true } else { false }
-        }
-
-        /// Whether the watch must be armed again while the path names `current`: nothing is
-        /// watched, the path names another directory than the one watched, or the missing
-        /// directory exists.
-        func isStale(naming current: FileIdentity) -> Bool {
-            switch self {
-            case .unwatched: true
-            case .watching(_, let identity): !identity.isSameFile(as: current)
-            case .waiting: if case .file = current { true } else { false }
-            }
-        }
-    }
-
     struct Directory {
         var watch: Watch
         /// The number of the current watch: events from a watcher replaced since are ignored.
@@ -160,14 +116,6 @@ final class FileChanges: Sendable {
         }
         return result
     }
-
-    /// How many observed directories are not watched, in every registry: zero on the healthy
-    /// path, where a cache needs no check before answering from memory.
-    static let unwatchedDirectories = Atomic<Int>(0)
-
-    /// How many times an observed directory stopped being watched, in any registry, so that a
-    /// check made before is not trusted after (see ``FileFreshness``).
-    static let losses = Atomic<UInt64>(0)
 
     /// A stream of signals for the file at `path`, in `directory`, until its consumer stops.
     func signals(path: String, directory: String) -> AsyncStream<Void> {
@@ -266,32 +214,6 @@ final class FileChanges: Sendable {
         }
     }
 
-    /// The watcher of `directory`, while any stream needs it and it is watched; `nil` when the
-    /// directory is missing or no watch could be made.
-    func watcher(of directory: String) -> (any DirectoryWatch)? {
-        state.withLock { state in
-            guard case .watching(let watcher, _) = state.directories[directory]?.watch else { return nil }
-            return watcher
-        }
-    }
-
-    /// Whether `directory` is watched, or observed by no stream (nothing to miss).
-    func isWatched(_ directory: String) -> Bool {
-        state.withLock { $0.directories[directory]?.watch.isWatching ?? true }
-    }
-
-    /// Whether `directory` is observed and no watch could be made for it, nor for its ancestor.
-    func isUnwatched(_ directory: String) -> Bool {
-        state.withLock { state in
-            if case .unwatched = state.directories[directory]?.watch { true } else { false }
-        }
-    }
-
-    /// Whether any stream follows `path`; tests use it to check that streams are released.
-    func isObserved(_ path: String) -> Bool {
-        state.withLock { $0.paths[path] != nil }
-    }
-
     /// Records that this process is about to rename `temporary` over `path`.
     func willReplace(_ path: String, with temporary: String) {
         record(path) { FileIdentity(of: temporary) }
@@ -324,124 +246,5 @@ final class FileChanges: Sendable {
         guard state.withLock({ $0.paths[path] != nil }) else { return }
         let identity = identity()
         state.withLock { $0.paths[path]?.ownWrite = identity }
-    }
-
-    // MARK: - Following the paths
-
-    /// Checks the paths every ``retryInterval`` from now while any stream is alive, on a task of
-    /// its own; the ticks end with the last stream.
-    func startTicking() {
-        let interval = retryInterval
-        Task.detached(priority: .utility) { [weak self] in
-            repeat {
-                // Never cancelled: the ticks end when no directory is observed.
-                try? await Task.sleep(for: interval)
-            } while self?.check(onlyUnwatched: false) ?? false
-        }
-    }
-
-    /// Arms again every observed directory whose watch is stale: not watched, or, unless
-    /// `onlyUnwatched`, watching a directory the path no longer names (or waiting for one it
-    /// names now). Returns whether any directory is observed; when none is, the ticks end.
-    @discardableResult
-    func check(onlyUnwatched: Bool) -> Bool {
-        let observed = state.withLock { state -> [(directory: String, id: UInt64, watch: Watch)]? in
-            guard !state.directories.isEmpty else {
-                if !onlyUnwatched { state.ticking = false }
-                return nil
-            }
-            return state.directories.map { ($0.key, $0.value.id, $0.value.watch) }
-        }
-        guard let observed else { return false }
-        for (directory, id, watch) in observed {
-            let stale =
-                if case .unwatched = watch { true } else {
-                    !onlyUnwatched && watch.isStale(naming: FileIdentity(of: directory))
-                }
-            guard stale else { continue }
-            let (replaced, signal) = changingState { state -> ((any DirectoryWatch)?, Bool) in
-                guard let entry = state.directories[directory], entry.id == id else { return (nil, false) }
-                let (replaced, watched) = rearm(directory, &state)
-                return (replaced, watched || entry.watch.isWatching)
-            }
-            replaced?.stop()
-            if signal {
-                externalChange([.anyEntry], in: directory)
-            }
-        }
-        return true
-    }
-
-    // MARK: - Events
-
-    /// What a watcher of `directory` (or of its ancestor, while it is missing) reported.
-    func receive(_ events: [DirectoryEvent], in directory: String, from id: UInt64) {
-        let (replaced, changes) = changingState { state -> ((any DirectoryWatch)?, [DirectoryEvent]) in
-            guard let entry = state.directories[directory], entry.id == id else { return (nil, []) }
-            switch entry.watch {
-            case .watching:
-                guard events.contains(.lost) else { return (nil, events) }
-                // Deleted, or moved away: watch what is at the path now, or wait for it.
-                let (replaced, _) = rearm(directory, &state)
-                return (replaced, [.anyEntry])
-            case .waiting(let component, _):
-                let arrived = events.contains { event in
-                    switch event {
-                    case .entry(let name, _): name == component
-                    case .anyEntry, .lost: true
-                    }
-                }
-                guard arrived else { return (nil, []) }
-                let (replaced, watched) = rearm(directory, &state)
-                return (replaced, watched ? [.anyEntry] : [])
-            case .unwatched:
-                return (nil, [])
-            }
-        }
-        replaced?.stop()
-        if !changes.isEmpty {
-            externalChange(changes, in: directory)
-        }
-    }
-
-    /// The watcher saw `events` in `directory`: signal each path that changed, unless this
-    /// process wrote what is there now.
-    func externalChange(_ events: [DirectoryEvent], in directory: String) {
-        let prefix = directory == "/" ? "/" : "\(directory)/"
-        var everything = false
-        var named: [String: Bool] = [:]
-        for event in events {
-            switch event {
-            case .entry(let name, let writtenInPlace):
-                named[prefix + name] = named[prefix + name] == true || writtenInPlace
-            case .anyEntry, .lost: everything = true
-            }
-        }
-        let watched = state.withLock { state in
-            state.paths.compactMap { path, entry -> ([ChangeBroadcaster], FileIdentity?, String, Bool)? in
-                if let writtenInPlace = named[path] {
-                    return (broadcasters(of: path, state), entry.ownWrite, path, writtenInPlace)
-                }
-                guard everything, isEntry(path, of: prefix) else { return nil }
-                return (broadcasters(of: path, state), entry.ownWrite, path, false)
-            }
-        }
-        for (signalled, ownWrite, path, writtenInPlace) in watched {
-            // This library's saves rename a new file over the path and never write it in place:
-            // a write in place is another writer's, whatever the identity says.
-            if !writtenInPlace, let ownWrite, ownWrite == FileIdentity(of: path) {
-                continue
-            }
-            // A link made or pointed elsewhere at the path: its streams follow what it names now,
-            // before they hear of the change and load it.
-            followLink(at: path)
-            for broadcaster in signalled {
-                broadcaster.signalAll()
-            }
-        }
-    }
-
-    private func isEntry(_ path: String, of prefix: String) -> Bool {
-        path.hasPrefix(prefix) && !path.dropFirst(prefix.count).contains("/")
     }
 }

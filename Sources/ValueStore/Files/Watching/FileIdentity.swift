@@ -1,12 +1,4 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
+import Foundation
 
 /// What is at a path: which file (device and inode), its size and modification time, or nothing.
 ///

@@ -41,4 +41,13 @@ package struct SyncPokeWaitAnswer: Codable, Hashable, Sendable {
     package init(poked: Bool) {
         self.poked = poked
     }
+
+    /// The answer as the service writes it: its `Codable` form, the one spelling of the wire.
+    package var body: Data {
+        do {
+            return try JSONEncoder().encode(self)
+        } catch {
+            preconditionFailure("a struct of one Bool always encodes: \(error)")
+        }
+    }
 }
