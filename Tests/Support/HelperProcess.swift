@@ -85,6 +85,16 @@ package struct HelperProcess {
         exitStatusBlockingThisThread(of: process)
     }
 
+    /// Waits for the process to exit and returns its status, holding no thread while it waits:
+    /// what an async test calls, so that the cooperative pool's few threads keep running.
+    ///
+    /// ```swift
+    /// #expect(await helper.exitStatus() == 0)
+    /// ```
+    package func exitStatus() async -> Int32 {
+        await ValueStoreTestSupport.exitStatus(of: process)
+    }
+
     /// Every line the process printed; call after it exited (``kill()`` or ``wait()``), when all
     /// of it is in the pipe. Reads what is there rather than up to the pipe's end: a helper
     /// another test started at the moment this pipe was made can hold a copy of its write end,

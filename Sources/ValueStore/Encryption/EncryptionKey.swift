@@ -108,7 +108,8 @@ extension EncryptionKey {
     ///   ``ValueStoreError/Code/invalidConfiguration`` when another user owns it or may read it,
     ///   or others may write its directory, or an I/O error. A bad key file is never replaced.
     public static func loadOrCreate(at url: URL) async throws -> Self {
-        try await loadOrCreate(DurableFile(url, options: .private, fileSystem: .live))
+        let file = DurableFile(url, options: .private, fileSystem: .live)
+        return try await BlockingIO.run { try await loadOrCreate(file) }
     }
 
     /// Reads or creates the key file, off the caller's executor.
@@ -222,11 +223,11 @@ extension EncryptionKey {
         saltFile: URL,
         iterations: Int = 600_000
     ) async throws -> Self {
-        try await derived(
-            fromPassphrase: passphrase,
-            saltFile: DurableFile(saltFile, options: .private, fileSystem: .live),
-            iterations: iterations
-        )
+        let file = DurableFile(saltFile, options: .private, fileSystem: .live)
+        // The salt file's I/O and PBKDF2 both run on the I/O threads.
+        return try await BlockingIO.run {
+            try await derived(fromPassphrase: passphrase, saltFile: file, iterations: iterations)
+        }
     }
 
     /// Reads or creates the salt file and derives the key (PBKDF2), off the caller's executor.

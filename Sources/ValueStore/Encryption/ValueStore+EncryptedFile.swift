@@ -72,23 +72,27 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
         let file = encrypted.file
         return Self(
             label: encrypted.label,
+            // Each operation runs on the I/O threads (see BlockingIO), decryption included.
             load: { keyring in
-                guard let plaintext = try await encrypted.readDecrypted(with: keyring) else {
+                guard let plaintext = try await BlockingIO.run({ try await encrypted.readDecrypted(with: keyring) })
+                else {
                     throw ValueStoreError(.notFound, store: encrypted.label)
                 }
                 return plaintext
             },
             save: { plaintext, keyring in
-                try await encrypted.save(plaintext, with: keyring)
+                try await BlockingIO.run { try await encrypted.save(plaintext, with: keyring) }
                 return plaintext
             },
-            remove: { _ in try await encrypted.remove() },
+            remove: { _ in try await BlockingIO.run { try await encrypted.remove() } },
             update: { keyring, body in
-                try await file.update(
-                    body,
-                    decoding: { try encrypted.decrypt($0, with: keyring) },
-                    encoding: { try encrypted.encrypt($0, with: keyring) }
-                )
+                try await BlockingIO.run {
+                    try await file.update(
+                        body,
+                        decoding: { try encrypted.decrypt($0, with: keyring) },
+                        encoding: { try encrypted.encrypt($0, with: keyring) }
+                    )
+                }
             },
             changeSignals: { _ in file.changeSignals() }
         ).holdingSecrets(true)
@@ -236,6 +240,6 @@ extension EncryptionKeyring {
         durability: FileOptions.Durability = .durable
     ) async throws -> Bool {
         let encrypted = EncryptedFile(url, identity: identity, durability: durability, fileSystem: .live)
-        return try await encrypted.reencrypt(with: self)
+        return try await BlockingIO.run { try await encrypted.reencrypt(with: self) }
     }
 }

@@ -45,18 +45,19 @@ extension ValueStore where Environment == Void, Value == Data {
         let label = file.label
         return Self(
             label: label,
+            // Each operation runs on the I/O threads (see BlockingIO).
             load: { _ in
-                guard let data = try await file.readConcurrently() else {
+                guard let data = try await BlockingIO.run({ try await file.readConcurrently() }) else {
                     throw ValueStoreError(.notFound, store: label)
                 }
                 return data
             },
             save: { data, _ in
-                try await file.save(data)
+                try await BlockingIO.run { try await file.save(data) }
                 return data
             },
-            remove: { _ in try await file.remove() },
-            update: { _, body in try await file.update(body) },
+            remove: { _ in try await BlockingIO.run { try await file.remove() } },
+            update: { _, body in try await BlockingIO.run { try await file.update(body) } },
             changeSignals: { _ in file.changeSignals() }
         )
     }

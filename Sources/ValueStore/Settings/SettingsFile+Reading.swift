@@ -11,7 +11,7 @@ extension SettingsFile {
         startWatching()
         watchAgainIfTheDirectoryWasMissing()
         let before = generation.load(ordering: .acquiring)
-        let contents = try await readContentsConcurrently()
+        let contents = try await BlockingIO.run { try await readContentsConcurrently() }
         // Without a watch of the directory (it does not exist yet), nothing would say when
         // another process writes: the entries are read again on every load until there is one.
         guard isWatchingTheDirectory else {

@@ -20,7 +20,7 @@ struct ReplicaFolderLock: Sendable {
 
     /// Runs `body` holding the lock.
     func withLock<Result>(_ body: () async throws -> Result) async throws -> Result {
-        let descriptor = try await acquire()
+        let descriptor = try await BlockingIO.run { try await acquire() }
         defer {
             if descriptor >= 0 {
                 release(descriptor)

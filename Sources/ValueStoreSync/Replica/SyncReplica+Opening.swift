@@ -61,13 +61,16 @@ extension SyncReplica {
         if let meta = withState({ $0.meta }) {
             return meta
         }
-        let marker = try await files.prepareFolder()
+        let marker = try await BlockingIO.run { try await files.prepareFolder() }
         return try await locked(catchingUp: false) {
             if let meta = withState({ $0.meta }) {
                 return meta
             }
-            try await files.claim(for: account.id)
-            let loaded = try await files.load()
+            // The folder's I/O runs on the I/O threads (see BlockingIO).
+            let loaded = try await BlockingIO.run {
+                try await files.claim(for: account.id)
+                return try await files.load()
+            }
             var meta = loaded.meta ?? ReplicaMeta(id: .random(), marker: marker)
             if meta.marker != marker {
                 // A copy: a new identity, which the server does not know; its first request is
@@ -80,7 +83,7 @@ extension SyncReplica {
             if meta != loaded.meta && !files.journal.isReadOnly {
                 // In a folder it may only read, the replica keeps its meta in memory: it reads,
                 // and every save throws.
-                try await files.commit(ReplicaFiles.Changes(meta: meta))
+                try await BlockingIO.run { try await files.commit(ReplicaFiles.Changes(meta: meta)) }
             }
             withState { state in
                 state.meta = meta
@@ -113,7 +116,7 @@ extension SyncReplica {
         adjusting: (_ state: inout ReplicaState) -> Void = { _ in }
     ) async throws {
         if writing {
-            try await files.commit(changes)
+            try await BlockingIO.run { try await files.commit(changes) }
         }
         let signalled = withState { state in
             let signalled = state.changedValues(changes.records)

@@ -8,13 +8,13 @@ extension SyncReplica {
     /// this process stamps, decides or folds anything.
     func catchUp() async throws {
         let changes: ReplicaFiles.Changes
-        switch try await files.journal.catchUp() {
+        switch try await BlockingIO.run({ try await files.journal.catchUp() }) {
         case .none:
             return
         case .appended(let appended):
             changes = appended
         case .folded(let journaled):
-            let loaded = try await files.reload(applying: journaled)
+            let loaded = try await BlockingIO.run { try await files.reload(applying: journaled) }
             var records = loaded.records.mapValues { Optional($0) }
             for key in withState({ Array($0.records.keys) }) where loaded.records[key] == nil {
                 records[key] = .some(nil)

@@ -1,4 +1,4 @@
-/// How ``SyncRemote/http(_:account:options:token:)`` talks to its server: how it hears of
+/// How ``ValueStoreSync/SyncRemote/http(_:account:options:token:)`` talks to its server: how it hears of
 /// changes, how long a request may take, and what carries its requests.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ public struct SyncHTTPOptions: Sendable {
         case serverSentEvents
         /// Requests that wait for a change (`GET v1/pokes?wait=…`), one after another.
         case longPolling
-        /// No pokes: ``SyncReplica/run()`` polls on its slow timer.
+        /// No pokes: ``/ValueStoreSync/SyncReplica/run()`` polls on its slow timer.
         case none
     }
 
@@ -32,7 +32,7 @@ public struct SyncHTTPOptions: Sendable {
     /// ```
     public var pokes: Pokes = .serverSentEvents
     /// How long one push or pull may take before it fails (a push then with
-    /// ``ValueStore/ValueStoreError/Code/outcomeUnknown``); 30 seconds by default.
+    /// ``/ValueStore/ValueStoreError/Code/outcomeUnknown``); 30 seconds by default.
     ///
     /// ```swift
     /// options.requestTimeout = .seconds(10)
@@ -55,8 +55,8 @@ public struct SyncHTTPOptions: Sendable {
     /// service's own default limit. A longer push goes as several, each under it, whose answers
     /// are merged in order; a push a proxy refuses as too large (413) is halved and sent again.
     /// A change too large to go alone is settled as
-    /// ``ValueStoreSync/SyncPushResponse/Outcome/rejected(_:)``: the replica keeps it in
-    /// ``ValueStoreSync/SyncStatus/rejectedChanges`` and never sends it again.
+    /// ``/ValueStoreSync/SyncPushResponse/Outcome/rejected(_:)``: the replica keeps it in
+    /// ``/ValueStoreSync/SyncStatus/rejectedChanges`` and never sends it again.
     ///
     /// ```swift
     /// options.maximumRequestBytes = 256 << 10   // a proxy that takes 256 KiB at most

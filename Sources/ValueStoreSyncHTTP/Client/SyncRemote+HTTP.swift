@@ -17,15 +17,15 @@ extension SyncRemote {
     ///
     /// A push over ``SyncHTTPOptions/maximumRequestBytes``, or refused as too large (413), goes
     /// as several, their answers merged in order; a change too large to go alone is settled as
-    /// ``ValueStoreSync/SyncPushResponse/Outcome/rejected(_:)``. A 429 is waited out; a redirect
+    /// ``/ValueStoreSync/SyncPushResponse/Outcome/rejected(_:)``. A 429 is waited out; a redirect
     /// is never followed. `pokes` reads the server's event stream (or long-polls; see
     /// ``SyncHTTPOptions/Pokes``), and pokes once on every `ready`, so a reconnect always pulls.
     ///
     /// > Important: A push that fails after it may have reached the server (a lost connection,
     /// > no answer within ``SyncHTTPOptions/requestTimeout``) throws
-    /// > ``ValueStore/ValueStoreError/Code/outcomeUnknown``: the replica keeps its changes
+    /// > ``/ValueStore/ValueStoreError/Code/outcomeUnknown``: the replica keeps its changes
     /// > pending and pushes them again, which the server applies once. Plain `http://` to a host
-    /// > other than this machine throws ``ValueStore/ValueStoreError/Code/invalidConfiguration``
+    /// > other than this machine throws ``/ValueStore/ValueStoreError/Code/invalidConfiguration``
     /// > at the first request, before anything is sent, unless
     /// > ``SyncHTTPOptions/allowsInsecureHTTP`` is set.
     ///

@@ -15,7 +15,7 @@ public struct SyncHTTPLimits: Sendable, Hashable {
     /// ```
     public var maximumRequestBytes: Int = 1 << 20
     /// The largest value one change may carry, in bytes; a change with a larger one is answered
-    /// ``SyncPushResponse/Outcome/rejected(_:)``, and the replica keeps it in its rejected
+    /// ``/ValueStoreSync/SyncPushResponse/Outcome/rejected(_:)``, and the replica keeps it in its rejected
     /// changes. 256 KiB by default.
     ///
     /// ```swift

@@ -4,13 +4,13 @@ import ValueStore
 public import ValueStoreSync
 
 /// Sync over HTTP, in no web framework: it answers a ``SyncHTTPRequest`` of an authenticated
-/// account with a ``SyncHTTPResponse``, through the account's ``SyncRemote``.
+/// account with a ``SyncHTTPResponse``, through the account's ``/ValueStoreSync/SyncRemote``.
 ///
 /// An adapter authenticates the request, turns it into a ``SyncHTTPRequest`` and writes the
 /// answer; the Hummingbird routes of `ValueStoreSyncHTTPServer` are one. The routes, under the
-/// adapter's mount, are `POST v1/push` and `POST v1/pull` (the JSON of ``SyncPushRequest`` and
-/// ``SyncPullRequest``), and `GET v1/pokes` (server-sent events; `?wait=SECONDS` long-polls).
-/// Errors are `application/problem+json` naming the ``ValueStoreError/Code``.
+/// adapter's mount, are `POST v1/push` and `POST v1/pull` (the JSON of ``/ValueStoreSync/SyncPushRequest`` and
+/// ``/ValueStoreSync/SyncPullRequest``), and `GET v1/pokes` (server-sent events; `?wait=SECONDS` long-polls).
+/// Errors are `application/problem+json` naming the ``/ValueStore/ValueStoreError/Code``.
 ///
 /// Before any backend call the service checks, in order: an account (401), a known route (404),
 /// the account's request rate (429, with `retry-after`), a declared `content-length` within

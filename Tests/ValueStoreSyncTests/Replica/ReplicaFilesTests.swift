@@ -34,7 +34,7 @@ import ValueStoreTestSupport
             defer { try? setReadOnly(sandbox.root, false) }
             let reader = try HelperProcess(
                 "sync-read", directory.path(percentEncoded: false), sandbox.account.id, "theme", "draft", "missing")
-            #expect(reader.wait() == 0)
+            #expect(await reader.exitStatus() == 0)
             let lines = reader.lines()
             #expect(Array(lines.prefix(4)) == ["theme dark", "draft Dear Ann", "missing notFound", "pending 1"])
             let save = try #require(lines.last)

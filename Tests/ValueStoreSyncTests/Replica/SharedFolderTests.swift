@@ -27,7 +27,7 @@ import ValueStoreTestSupport
             }
             helper.kill()
         } else {
-            let status = try await within(.seconds(120), "\(name)'s saves") { helper.wait() }
+            let status = try await within(.seconds(120), "\(name)'s saves") { await helper.exitStatus() }
             #expect(status == 0, "\(name) failed")
         }
         return (lines + helper.lines()).compactMap { Int($0) }

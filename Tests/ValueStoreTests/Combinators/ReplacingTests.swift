@@ -137,7 +137,7 @@ import ValueStoreTesting
             }
             try helper.send("go")
             let printed = await helper.nextLine()
-            #expect(helper.wait() == 0)
+            #expect(await helper.exitStatus() == 0)
             let stored = try await ValueStore<Void, Int>.jsonFile(newURL).optional().load()
             if change == "update" {
                 #expect(printed == "42")

@@ -131,19 +131,25 @@ private let mainQueueMarker: DispatchSpecificKey<Bool> = {
     return key
 }()
 
-/// The live file system, counting every call and naming those made on the main thread.
+/// The live file system, counting every call and naming those made on the main thread, and
+/// those made off the I/O threads (see ``BlockingIO``).
 final class SystemCalls: Sendable {
-    private let state = Locked<(count: Int, onMainThread: [String])>((0, []))
+    private let state = Locked<(count: Int, onMainThread: [String], offIOThreads: [String])>((0, [], []))
 
     var count: Int { state.withLock { $0.count } }
     var onMainThread: [String] { state.withLock { $0.onMainThread } }
+    var offIOThreads: [String] { state.withLock { $0.offIOThreads } }
 
     private func note(_ call: String) {
         let isMain = isOnMainActorThread()
+        let isIO = BlockingIO.isCurrentThread
         state.withLock { state in
             state.count += 1
             if isMain {
                 state.onMainThread.append(call)
+            }
+            if !isIO {
+                state.offIOThreads.append(call)
             }
         }
     }

@@ -77,7 +77,7 @@ import Testing
             let cached = ValueStore<Void, Int>.jsonFile(url).cached()
             try await cached.save(1)
             #expect(try await cached.load() == 1)
-            try FileChangesTests.save("2", to: target)  // another process, through the target's own path
+            try await FileChangesTests.save("2", to: target)  // another process, through the target's own path
             #expect(try await eventually { try await cached.load() == 2 })
         }
     }
@@ -167,7 +167,7 @@ import Testing
             #expect(try await cached.load() == 1)
             try Self.repoint(url, to: "b/n.json")
             #expect(try await eventually { try await cached.load() == 2 })
-            try FileChangesTests.save("3", to: directory.appending(path: "b/n.json"))  // another process
+            try await FileChangesTests.save("3", to: directory.appending(path: "b/n.json"))  // another process
             #expect(try await eventually { try await cached.load() == 3 })
         }
     }

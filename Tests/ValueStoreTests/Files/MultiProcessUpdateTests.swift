@@ -15,7 +15,7 @@ import ValueStoreTestSupport
                 try HelperProcess("increment", mode, url.path(percentEncoded: false), "150")
             }
             for process in processes {
-                #expect(process.wait() == 0)
+                #expect(await process.exitStatus() == 0)
             }
             let total: Int =
                 switch mode {
@@ -68,7 +68,7 @@ import ValueStoreTestSupport
             let store = ValueStore<Void, Int>.jsonFile(url).default(0)
             try await concurrently(100) { _ in try await store.update { $0 += 1 } }
             for process in processes {
-                #expect(process.wait() == 0)
+                #expect(await process.exitStatus() == 0)
             }
             #expect(try await store.load() == 300)
         }

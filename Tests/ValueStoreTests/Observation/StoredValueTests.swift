@@ -75,7 +75,7 @@ import Testing
         try await TemporaryDirectory.with { directory in
             let url = directory.appending(path: "count.json")
             let stored = await StoredValue.loaded(ValueStore<Void, Int>.jsonFile(url), default: 0)
-            try FileChangesTests.save("12", to: url)
+            try await FileChangesTests.save("12", to: url)
             #expect(await eventually { stored.value == 12 })
         }
     }

@@ -92,7 +92,7 @@ import ValueStoreTestSupport
                     // Another process commits while the body runs: the body runs again on its value.
                     let writer = try HelperProcess(
                         "settings-increment", url.path(percentEncoded: false), "counter", "1")
-                    #expect(writer.wait() == 0)
+                    #expect(await writer.exitStatus() == 0)
                 }
                 value += 1
             }

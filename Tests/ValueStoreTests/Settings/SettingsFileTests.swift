@@ -297,7 +297,7 @@ import ValueStoreTesting
             let log = StateLog(counter.changes())
             #expect(await log.waitForLast("1"))
             let writer = try HelperProcess("settings-increment", url.path(percentEncoded: false), "counter", "1")
-            #expect(writer.wait() == 0)
+            #expect(await writer.exitStatus() == 0)
             #expect(await log.waitForLast("2"))
             #expect(try await counter.load() == 2)
         }
@@ -309,7 +309,7 @@ import ValueStoreTesting
             let counter = SettingsFile(url).store("counter", as: Int.self)
             await #expect(throws: ValueStoreError.notFound) { try await counter.load() }  // no directory
             let writer = try HelperProcess("settings-increment", url.path(percentEncoded: false), "counter", "1")
-            #expect(writer.wait() == 0)
+            #expect(await writer.exitStatus() == 0)
             #expect(try await counter.load() == 1, "nothing read before the directory existed is kept")
         }
     }
@@ -325,7 +325,7 @@ import ValueStoreTesting
                     "settings-increment", url.path(percentEncoded: false), sharedKey ? "shared" : "own\(index)", "60")
             }
             for process in processes {
-                #expect(process.wait() == 0)
+                #expect(await process.exitStatus() == 0)
             }
             let settings = SettingsFile(url)
             if sharedKey {

@@ -16,7 +16,7 @@ import ValueStoreTestSupport
                 ],
                 "userdefaults-unwritable", "ValueStoreTests.\(UUID().uuidString)"
             )
-            #expect(helper.wait() == 0)
+            #expect(await helper.exitStatus() == 0)
             #expect(helper.lines() == ["save io", "load 1"], "the failed save throws io and changes nothing")
         }
     }

@@ -316,7 +316,7 @@ import ValueStoreTesting
             let newer = Self.envelope(3, #"{"title":"new","body":"app","tags":["x"]}"#)
             try await ValueStore<Void, Data>.file(url).save(newer)
             let oldApp = try HelperProcess("old-app", url.path(percentEncoded: false))
-            #expect(oldApp.wait() == 0)
+            #expect(await oldApp.exitStatus() == 0)
             #expect(
                 oldApp.lines() == [
                     "load newerVersion", "save newerVersion", "update newerVersion", "remove newerVersion",
@@ -330,7 +330,7 @@ import ValueStoreTesting
             let url = directory.appending(path: "note.json")
             try await ValueStore<Void, Data>.file(url).save(Self.envelope(1, #"{"text":"hello"}"#))
             let oldApp = try HelperProcess("old-app", url.path(percentEncoded: false))
-            #expect(oldApp.wait() == 0)
+            #expect(await oldApp.exitStatus() == 0)
             #expect(oldApp.lines() == ["load ok", "save ok", "update ok", "remove ok"])
             #expect(!FileManager.default.fileExists(atPath: url.path(percentEncoded: false)))
         }
@@ -347,7 +347,7 @@ import ValueStoreTesting
             #expect(await oldApp.nextLine() == "saving")
             let newer = Self.envelope(3, #"{"title":"new","body":"app","tags":[]}"#)
             try await base.save(newer)
-            #expect(oldApp.wait() == 0)
+            #expect(await oldApp.exitStatus() == 0)
             let lines = oldApp.lines()
             #expect(lines.count == 1 && lines[0].hasPrefix("refused after "), "\(lines)")
             #expect(try url.bytes() == newer)

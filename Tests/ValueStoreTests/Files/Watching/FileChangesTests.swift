@@ -13,9 +13,9 @@ import Glibc
 /// stream.
 @Suite struct FileChangesTests {
     /// Saves `number` to the JSON file at `url` from another process (`"remove"` removes it).
-    static func save(_ number: String, to url: URL) throws {
+    static func save(_ number: String, to url: URL) async throws {
         let helper = try HelperProcess("save-json", url.path(percentEncoded: false), number)
-        #expect(helper.wait() == 0)
+        #expect(await helper.exitStatus() == 0)
     }
 
     @Test func storesOverTheSamePathSeeEachOthersWrites() async throws {
@@ -39,9 +39,9 @@ import Glibc
             let url = directory.appending(path: "count.json")
             let log = StateLog(ValueStore<Void, Int>.jsonFile(url).default(0).changes())
             #expect(await log.waitForLast("0"))
-            try Self.save("42", to: url)
+            try await Self.save("42", to: url)
             #expect(await log.waitForLast("42"))
-            try Self.save("remove", to: url)
+            try await Self.save("remove", to: url)
             #expect(await log.waitForLast("0"))
         }
     }
@@ -98,7 +98,7 @@ import Glibc
             }
             #expect(instances == 1)
             #endif
-            try Self.save("42", to: urls.last!)
+            try await Self.save("42", to: urls.last!)
             #expect(await log.waitForLast("42"))
             _ = streams
         }
@@ -213,7 +213,7 @@ import Glibc
             let cached = ValueStore<Void, Int>.jsonFile(url).cached()
             try await cached.save(1)
             #expect(try await cached.load() == 1)
-            try Self.save("7", to: url)
+            try await Self.save("7", to: url)
             #expect(try await eventually { try await cached.load() == 7 })
         }
     }
