@@ -13,6 +13,14 @@ let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deleti
 /// configuration provider's delivery (PostgresConfigLatency) comes with them.
 let withPostgres = ProcessInfo.processInfo.environment["VALUESTORE_BENCHMARK_POSTGRES"] == "1"
 
+/// Sync over HTTP (the Hummingbird routes over a PostgresSyncTable, on loopback) beside the same
+/// work through the table in process, built only when asked, so a plain `swift package benchmark`
+/// never resolves hummingbird:
+/// `VALUESTORE_BENCHMARK_HTTP=1 pg_virtualenv ./ratios.sh --target SyncHTTPBenchmarks`. The
+/// delivery over server-sent events (SyncHTTPLatency) and the open poke streams' memory
+/// (SyncHTTPStreams) come with them.
+let withHTTP = ProcessInfo.processInfo.environment["VALUESTORE_BENCHMARK_HTTP"] == "1"
+
 /// The library and what an instrumented store is measured with: the no-op backends of swift-log,
 /// swift-metrics and swift-distributed-tracing.
 let instrumented: [Target.Dependency] = [
@@ -90,11 +98,22 @@ let package = Package(
 
 // Observability for the instrumented row; with PostgreSQL and Configuration too, for
 // PostgresBenchmarks, PostgresLatency and PostgresConfigLatency (run them under pg_virtualenv).
-package.dependencies += [
-    .package(path: "..", traits: withPostgres ? ["Observability", "PostgreSQL", "Configuration"] : ["Observability"])
-]
-if withPostgres {
+// With HTTP, PostgreSQL and Hummingbird, for SyncHTTPBenchmarks, SyncHTTPLatency and SyncHTTPStreams.
+var traits: Set<String> = ["Observability"]
+if withPostgres { traits.formUnion(["PostgreSQL", "Configuration"]) }
+if withHTTP { traits.formUnion(["PostgreSQL", "Hummingbird"]) }
+package.dependencies += [.package(path: "..", traits: Set(traits.map { Package.Dependency.Trait(name: $0) }))]
+if withPostgres || withHTTP {
     package.dependencies.append(.package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"))
+    package.targets.append(
+        // The client the PostgreSQL and HTTP latency tools measure through.
+        .target(
+            name: "PostgresLatencySupport",
+            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Latency/PostgresLatencySupport"
+        ))
+}
+if withPostgres {
     package.targets += [
         .executableTarget(
             name: "PostgresBenchmarks",
@@ -117,12 +136,6 @@ if withPostgres {
                 "LatencySupport", "PostgresLatencySupport",
             ],
             path: "Latency/PostgresLatency"
-        ),
-        // The client both PostgreSQL latency tools measure through.
-        .target(
-            name: "PostgresLatencySupport",
-            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
-            path: "Latency/PostgresLatencySupport"
         ),
         // A ConfigReader's delivery of a flag another process saves, beside changes() of the
         // same row, by clock.
@@ -153,4 +166,44 @@ if withPostgres {
         ),
     ]
     package.dependencies.append(.package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"))
+}
+if withHTTP {
+    package.dependencies.append(.package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"))
+    /// What every HTTP tool serves and measures through: the routes over a PostgresSyncTable in
+    /// this process, on 127.0.0.1, and the remotes that reach them.
+    let http: [Target.Dependency] = [
+        .product(name: "ValueStore", package: library),
+        .product(name: "ValueStorePostgres", package: library),
+        .product(name: "ValueStoreSync", package: library),
+        .product(name: "ValueStoreSyncHTTP", package: library),
+        .product(name: "ValueStoreSyncHTTPServer", package: library),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Logging", package: "swift-log"),
+    ]
+    package.targets += [
+        // Pushes over HTTP beside the same pushes through table.remote(for:), one device and 32.
+        .executableTarget(
+            name: "SyncHTTPBenchmarks",
+            dependencies: http + ["SyncHTTPSupport", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/SyncHTTPBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // A synced change's delivery to another device over HTTP and server-sent events, beside the
+        // same through PostgresSyncTable directly, by clock, as PostgresSyncLatency.
+        .executableTarget(
+            name: "SyncHTTPLatency",
+            dependencies: http + ["SyncHTTPSupport", "LatencySupport"],
+            path: "Latency/SyncHTTPLatency"
+        ),
+        // The memory 1,000 open poke streams cost the server, and its PostgreSQL connections.
+        .executableTarget(
+            name: "SyncHTTPStreams",
+            dependencies: http + ["SyncHTTPSupport"],
+            path: "Latency/SyncHTTPStreams"
+        ),
+        // The in-process server the three share, and its PostgreSQL client.
+        .target(
+            name: "SyncHTTPSupport", dependencies: http + ["PostgresLatencySupport"], path: "Latency/SyncHTTPSupport"),
+    ]
 }

@@ -6,6 +6,10 @@
 #
 # Usage: [RUNS=N] Benchmarks/ratios.sh [--target REGEX] [--filter REGEX]
 #
+# The PostgreSQL rows need VALUESTORE_BENCHMARK_POSTGRES=1, and sync over HTTP's rows
+# VALUESTORE_BENCHMARK_HTTP=1, both under pg_virtualenv: without them the package does not build
+# those suites.
+#
 # With RUNS=N (default 1) the benchmarks run N times and each row keeps its lowest median: on a
 # shared or virtual machine the speed of the CPU and the disk shifts between runs, and the lowest
 # median is the one least disturbed. Each row and its floor are both taken this way.

@@ -5,7 +5,7 @@ import HTTPTypes
 public import Hummingbird
 public import ValueStoreSync
 
-/// How the routes of a ``ValueStoreSyncHTTP/SyncHTTPService`` learn who is asking: the account a
+/// How the routes of a ``/ValueStoreSyncHTTP/SyncHTTPService`` learn who is asking: the account a
 /// request's credentials name, `nil` when they name none (401), or a throw when they cannot be
 /// checked now (503).
 ///

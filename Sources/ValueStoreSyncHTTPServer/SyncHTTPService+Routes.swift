@@ -9,7 +9,7 @@ extension SyncHTTPService {
     ///
     /// Under the mount, `POST v1/push`, `POST v1/pull` and `GET v1/pokes` (and every other path,
     /// which the service answers 404) first authenticate the request through `authentication`,
-    /// then hand it to ``ValueStoreSyncHTTP/SyncHTTPService/respond(to:account:)``, which checks
+    /// then hand it to ``/ValueStoreSyncHTTP/SyncHTTPService/respond(to:account:)``, which checks
     /// limits and the account and answers through the account's remote. The app owns the server:
     /// its middleware, its TLS, its lifecycle.
     ///
