@@ -65,7 +65,7 @@ import Testing
 
             let settings = SettingsFile(
                 directory.appending(path: "settings.plist"), options: .default, fileSystem: calls.fileSystem)
-            // Its reads; its writes still run on the cooperative pool (see Performance.md).
+            // Its reads; its group commits still run on the cooperative pool (see CONTRIBUTING.md).
             let fontSize = settings.store("fontSize", as: Int.self).default(14)
             #expect(try await fontSize.load() == 14)
 
