@@ -103,6 +103,7 @@ if withPostgres {
                 .product(name: "ValueStorePostgres", package: library),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "PostgresLatencySupport",
             ],
             path: "Benchmarks/PostgresBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -118,7 +119,7 @@ if withPostgres {
             ],
             path: "Latency/PostgresLatency"
         ),
-        // The client both PostgreSQL latency tools measure through.
+        // The client the PostgreSQL benchmarks and both latency tools measure through.
         .target(
             name: "PostgresLatencySupport",
             dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
