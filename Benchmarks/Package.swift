@@ -122,6 +122,7 @@ if withPostgres {
                 .product(name: "ValueStorePostgres", package: library),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "PostgresLatencySupport",
             ],
             path: "Benchmarks/PostgresBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -3,7 +3,6 @@ public import Configuration
 public import Foundation
 public import Logging
 public import Metrics
-public import ServiceLifecycle
 public import ValueStore
 import Synchronization
 
@@ -45,21 +44,21 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
     /// The name `AccessReporter`s and logs show: `ValueStoreConfigProvider<JSONSnapshot>[flags]`.
     public let providerName: String
 
-    private let store: ValueStore<Void, Data>
+    let store: ValueStore<Void, Data>
     private let name: String
     private let allowMissing: Bool
     private let isSecret: Bool
     private let parsingOptions: Snapshot.ParsingOptions
     private let logger: Logger
     private let metrics: any MetricsFactory
-    private let storage: Mutex<Storage>
+    let storage: Mutex<Storage>
 
-    private struct ValueWatcher {
+    struct ValueWatcher {
         let type: ConfigType
         let continuation: AsyncStream<Result<LookupResult, any Error>>.Continuation
     }
 
-    private struct Storage {
+    struct Storage {
         /// The last snapshot that parsed, or the empty one for absence.
         var snapshot: any ConfigSnapshot
         /// The bytes `snapshot` was parsed from; `nil` for absence.
@@ -152,7 +151,7 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
     /// it, swaps the snapshot and notifies the watchers of the keys whose value changed. A
     /// failure keeps the snapshot, is logged and counted, and is returned.
     @discardableResult
-    private func takeIn(_ state: StoredState<Data>, ticket: UInt64) -> (any Error)? {
+    func takeIn(_ state: StoredState<Data>, ticket: UInt64) -> (any Error)? {
         let unchanged = storage.withLock { storage in
             let unchanged =
                 switch state {
@@ -248,159 +247,10 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
     }
 
     /// A number for a load about to start; loads are taken in in this order.
-    private func ticket() -> UInt64 {
+    func ticket() -> UInt64 {
         storage.withLock { storage in
             defer { storage.nextLoad += 1 }
             return storage.nextLoad
-        }
-    }
-}
-
-extension ValueStoreConfigProvider: ConfigProvider {
-    /// The value of `key` in the last good snapshot, without suspending.
-    ///
-    /// ```swift
-    /// let result = try flags.value(forKey: ["checkout", "enabled"], type: .bool)
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - key: The key.
-    ///   - type: The type the caller asks for.
-    /// - Returns: The value, or a result whose value is `nil` when the key is absent.
-    /// - Throws: The snapshot's error for a value of another type.
-    public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
-        let snapshot = storage.withLock { $0.snapshot }
-        return try snapshot.value(forKey: key, type: type)
-    }
-
-    /// Loads the store, takes in what it holds, and returns the value of `key`.
-    ///
-    /// ```swift
-    /// let result = try await flags.fetchValue(forKey: ["checkout", "enabled"], type: .bool)
-    /// ```
-    ///
-    /// Watchers of keys whose value changed are notified, as when ``run()`` sees a change.
-    ///
-    /// - Parameters:
-    ///   - key: The key.
-    ///   - type: The type the caller asks for.
-    /// - Returns: The value, or a result whose value is `nil` when the key is absent.
-    /// - Throws: The store's failure, absence when `allowMissing` is `false`, or `Snapshot`'s
-    ///   parse error; the last good snapshot is kept.
-    public func fetchValue(forKey key: AbsoluteConfigKey, type: ConfigType) async throws -> LookupResult {
-        let ticket = ticket()
-        let store = store
-        let state = await StoredState { try await store.load() }
-        if let error = takeIn(state, ticket: ticket) {
-            throw error
-        }
-        return try value(forKey: key, type: type)
-    }
-
-    /// Yields the value of `key` now, then whenever a new snapshot changes it.
-    ///
-    /// ```swift
-    /// try await flags.watchValue(forKey: ["checkout", "enabled"], type: .bool) { updates in
-    ///     for await update in updates { print(try update.get().value as Any) }
-    /// }
-    /// ```
-    ///
-    /// Only the newest update is buffered: a slow handler skips to the latest value.
-    ///
-    /// - Parameters:
-    ///   - key: The key.
-    ///   - type: The type the caller asks for.
-    ///   - updatesHandler: Consumes the updates; the watch ends when it returns.
-    /// - Returns: What `updatesHandler` returns.
-    /// - Throws: What `updatesHandler` throws.
-    public func watchValue<Return: ~Copyable>(
-        forKey key: AbsoluteConfigKey,
-        type: ConfigType,
-        updatesHandler: (
-            _ updates: ConfigUpdatesAsyncSequence<Result<LookupResult, any Error>, Never>
-        ) async throws -> Return
-    ) async throws -> Return {
-        let (stream, continuation) = AsyncStream<Result<LookupResult, any Error>>
-            .makeStream(bufferingPolicy: .bufferingNewest(1))
-        // The current value is yielded in the lock, so that a change told right after cannot come
-        // before it; nobody iterates the stream yet, so the yield wakes no task.
-        let id = storage.withLock { storage in
-            let id = storage.nextWatcher
-            storage.nextWatcher += 1
-            storage.valueWatchers[key, default: [:]][id] = ValueWatcher(type: type, continuation: continuation)
-            continuation.yield(Result { try storage.snapshot.value(forKey: key, type: type) })
-            return id
-        }
-        defer {
-            storage.withLock { storage in
-                storage.valueWatchers[key]?[id] = nil
-                if storage.valueWatchers[key]?.isEmpty == true {
-                    storage.valueWatchers[key] = nil
-                }
-            }
-            continuation.finish()
-        }
-        return try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
-    }
-
-    /// The last good snapshot, without suspending.
-    ///
-    /// ```swift
-    /// let snapshot = flags.snapshot()
-    /// ```
-    ///
-    /// - Returns: A snapshot that never changes.
-    public func snapshot() -> any ConfigSnapshot {
-        storage.withLock { $0.snapshot }
-    }
-
-    /// Yields the snapshot now, then each new snapshot.
-    ///
-    /// ```swift
-    /// try await flags.watchSnapshot { snapshots in
-    ///     for await snapshot in snapshots { apply(snapshot) }
-    /// }
-    /// ```
-    ///
-    /// - Parameter updatesHandler: Consumes the snapshots; the watch ends when it returns.
-    /// - Returns: What `updatesHandler` returns.
-    /// - Throws: What `updatesHandler` throws.
-    public func watchSnapshot<Return: ~Copyable>(
-        updatesHandler: (_ updates: ConfigUpdatesAsyncSequence<any ConfigSnapshot, Never>) async throws -> Return
-    ) async throws -> Return {
-        let (stream, continuation) = AsyncStream<any ConfigSnapshot>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        // The current snapshot is yielded in the lock, as in `watchValue`.
-        let id = storage.withLock { storage in
-            let id = storage.nextWatcher
-            storage.nextWatcher += 1
-            storage.snapshotWatchers[id] = continuation
-            continuation.yield(storage.snapshot)
-            return id
-        }
-        defer {
-            storage.withLock { _ = $0.snapshotWatchers.removeValue(forKey: id) }
-            continuation.finish()
-        }
-        return try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
-    }
-}
-
-extension ValueStoreConfigProvider: Service {
-    /// Follows the store's changes until the task is cancelled or the service group shuts down
-    /// gracefully: each new value is parsed and swapped in, and the watchers of the keys whose
-    /// value changed are notified.
-    ///
-    /// ```swift
-    /// try await ServiceGroup(services: [flags], logger: logger).run()
-    /// ```
-    ///
-    /// The first state is the store's state when it starts, so a change made between the
-    /// initializer and `run()` is not missed. A failed load or a document that does not parse
-    /// keeps the last good snapshot, logs a warning and counts `valuestore.config.errors`;
-    /// following goes on.
-    public func run() async throws {
-        for await state in store.changes().cancelOnGracefulShutdown() {
-            takeIn(state, ticket: ticket())
         }
     }
 }

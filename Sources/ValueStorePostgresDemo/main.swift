@@ -33,19 +33,12 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-let environment = ProcessInfo.processInfo.environment
-guard let host = environment["PGHOST"], let user = environment["PGUSER"] else {
+let environment = PostgresEnvironment()
+guard environment.host != nil, environment.user != nil else {
     say("No server: run `pg_virtualenv swift run --traits PostgreSQL ValueStorePostgresDemo`.")
     exit(1)
 }
-let configuration = PostgresClient.Configuration(
-    host: host,
-    port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
-    username: user,
-    password: environment["PGPASSWORD"],
-    database: environment["PGDATABASE"],
-    tls: .disable
-)
+let configuration = try environment.configuration()
 let client = PostgresClient(
     configuration: configuration,
     backgroundLogger: Logger(label: "demo"))

@@ -3,6 +3,7 @@
 import Configuration
 import Foundation
 import PostgresNIO
+import ValueStorePostgres
 
 /// The server's settings, read through swift-configuration's environment provider, so every
 /// variable has one name and one default, written here:
@@ -43,9 +44,6 @@ struct SyncServerConfiguration: Sendable {
     /// The database, or `nil` to serve from memory.
     var database: PostgresClient.Configuration?
 
-    /// The variables the database is configured by.
-    static let databaseVariables = ["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE"]
-
     /// The settings `reader` holds.
     /// - Throws: ``Invalid`` for a setting the server cannot start with.
     init(reader: ConfigReader) throws {
@@ -78,31 +76,23 @@ struct SyncServerConfiguration: Sendable {
 
     /// The database the `PG*` variables name, or `nil` when none is set.
     private static func database(_ reader: ConfigReader) throws -> PostgresClient.Configuration? {
-        let values = databaseVariables.map { reader.string(forKey: ConfigKey($0.lowercased()), isSecret: true) }
-        guard values.contains(where: { $0 != nil }) else { return nil }
-        if let mode = reader.string(forKey: "pgsslmode"), !["disable", "allow", "prefer"].contains(mode) {
-            throw Invalid(
-                description: "PGSSLMODE=\(mode) is not supported: the server connects without TLS; reach the "
-                    + "database over a private network or a TLS proxy, and unset PGSSLMODE")
-        }
-        let user = reader.string(forKey: "pguser") ?? ProcessInfo.processInfo.userName
-        return PostgresClient.Configuration(
-            host: reader.string(forKey: "pghost", default: "localhost"),
-            port: try port(reader.string(forKey: "pgport"), name: "PGPORT") ?? 5432,
-            username: user,
-            password: reader.string(forKey: "pgpassword", isSecret: true),
-            database: reader.string(forKey: "pgdatabase") ?? user,
-            tls: .disable
-        )
+        let environment = PostgresEnvironment { reader.string(forKey: ConfigKey($0.lowercased()), isSecret: true) }
+        guard environment.namesServer else { return nil }
+        return try saying { try environment.configuration() }
     }
 
     /// A port number from `text`, `nil` when there is none.
     private static func port(_ text: String?, name: String) throws -> Int? {
-        guard let text else { return nil }
-        guard let port = Int(text), (0...65_535).contains(port) else {
-            throw Invalid(description: "\(name)=\(text) is not a port number (0 to 65535)")
+        try saying { try PostgresEnvironment.port(text, name: name) }
+    }
+
+    /// Runs `body`, throwing its ``PostgresEnvironment/Invalid`` as the server's ``Invalid``.
+    private static func saying<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as PostgresEnvironment.Invalid {
+            throw Invalid(description: error.description)
         }
-        return port
     }
 }
 #endif

@@ -25,16 +25,8 @@ import ValueStorePostgres
 
 /// The configuration of a client for the server the variables name, or for `host` and `port`
 /// (a test's forwarder to it).
-func postgresConfiguration(host: String? = nil, port: Int? = nil) -> PostgresClient.Configuration {
-    let environment = ProcessInfo.processInfo.environment
-    return PostgresClient.Configuration(
-        host: host ?? environment["PGHOST"] ?? "localhost",
-        port: port ?? environment["PGPORT"].flatMap(Int.init) ?? 5432,
-        username: environment["PGUSER"] ?? "postgres",
-        password: environment["PGPASSWORD"],
-        database: environment["PGDATABASE"],
-        tls: .disable
-    )
+func postgresConfiguration(host: String? = nil, port: Int? = nil) throws -> PostgresClient.Configuration {
+    try PostgresEnvironment().configuration(host: host, port: port)
 }
 
 /// Runs `body` with a running client for `configuration`, which stops after it.

@@ -47,7 +47,7 @@ func syncDevice(_ arguments: [String]) async throws {
         handler.logLevel = .error
         return handler
     }
-    var configuration = postgresConfiguration(host: arguments[3], port: port)
+    var configuration = try postgresConfiguration(host: arguments[3], port: port)
     configuration.options.connectTimeout = .seconds(2)
     try await withPostgresClient(configuration) { client in
         var table = try PostgresSyncTable(client: client, name: arguments[5])

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import PostgresLatencySupport
 import PostgresNIO
 import ValueStore
 import ValueStorePostgres
@@ -44,17 +45,7 @@ extension Benchmark.Configuration {
 }
 
 /// One running client for the process; each benchmark runs in a process of its own.
-let client: PostgresClient? = {
-    let environment = ProcessInfo.processInfo.environment
-    guard let host = environment["PGHOST"], let user = environment["PGUSER"] else { return nil }
-    let client = PostgresClient(
-        configuration: .init(
-            host: host, port: environment["PGPORT"].flatMap(Int.init) ?? 5432, username: user,
-            password: environment["PGPASSWORD"], database: environment["PGDATABASE"], tls: .disable),
-        backgroundLogger: Logger(label: "benchmarks"))
-    Task.detached { await client.run() }
-    return client
-}()
+let client: PostgresClient? = runningClient(label: "benchmarks")
 
 let logger = Logger(label: "benchmarks")
 

@@ -18,36 +18,37 @@ extension PostgresTests {
             return table
         }
 
+        /// A table of `name` through `client` whose listener proves itself every 2 s, and whose
+        /// reads give up a pooled connection that went silent after a second.
+        static func slowerTable(_ client: PostgresClient, name: String) throws -> PostgresValueTable {
+            var table = try PostgresValueTable(client: client, name: name)
+            table.heartbeatInterval = .seconds(2)
+            table.operationTimeout = .seconds(1)
+            return table
+        }
+
         @Test func aListeningConnectionThatWentSilentIsFoundAndReplaced() async throws {
-            try await TCPForwarder.withForwarder { forwarder in
-                try await PostgresServer.withClient(configuration: forwarder.configuration(maximumConnections: 4)) {
-                    here in
-                    try await PostgresServer.withClient { there in
-                        let name = PostgresServer.scratchName()
-                        let table = try Self.table(here, name: name)
-                        try await table.createIfNeeded()
-                        let remote = try PostgresValueTable(client: there, name: name).store("count", as: Int.self)
-                        let states = RecordedStates(table.store("count", as: Int.self).changes())
-                        defer { states.cancel() }
-                        let events = RecordedEvents(source: table.label)
-                        defer { events.stop() }
-                        #expect(await eventually { !states.states.isEmpty })
-                        try await remote.save(1)
-                        #expect(await eventually { states.values.contains(1) }, "listening")
-                        // The host of the listening connection crashes, or its virtual IP moves:
-                        // nothing arrives and nothing closes. New connections pass.
-                        forwarder.blackholeOpenConnections()
-                        try await remote.save(2)
-                        #expect(
-                            await eventually(seconds: 10) { events.contains { $0.kind == .listeningAgain } },
-                            "the core's event hook hears that it listens again: \(events.all)")
-                        #expect(
-                            await eventually(seconds: 10) { states.values.contains(2) },
-                            "a dead listening connection is found within two heartbeats and replaced: \(states.states)")
-                        try await remote.save(3)
-                        #expect(await eventually { states.values.contains(3) }, "listening again")
-                    }
-                }
+            try await TCPForwarder.withForwardedTable(maximumConnections: 4, table: Self.table) {
+                forwarder, table, remote in
+                let states = RecordedStates(table.store("count", as: Int.self).changes())
+                defer { states.cancel() }
+                let events = RecordedEvents(source: table.label)
+                defer { events.stop() }
+                #expect(await eventually { !states.states.isEmpty })
+                try await remote.save(1)
+                #expect(await eventually { states.values.contains(1) }, "listening")
+                // The host of the listening connection crashes, or its virtual IP moves:
+                // nothing arrives and nothing closes. New connections pass.
+                forwarder.blackholeOpenConnections()
+                try await remote.save(2)
+                #expect(
+                    await eventually(seconds: 10) { events.contains { $0.kind == .listeningAgain } },
+                    "the core's event hook hears that it listens again: \(events.all)")
+                #expect(
+                    await eventually(seconds: 10) { states.values.contains(2) },
+                    "a dead listening connection is found within two heartbeats and replaced: \(states.states)")
+                try await remote.save(3)
+                #expect(await eventually { states.values.contains(3) }, "listening again")
             }
         }
 
@@ -56,57 +57,38 @@ extension PostgresTests {
         /// one the guide states, twice `heartbeatInterval` (4 s here), with half a heartbeat to
         /// spare; measured from before that notification, it took three (6 s).
         @Test func aListenerThatWentSilentJustAfterANotificationIsFoundWithinTwoHeartbeats() async throws {
-            try await TCPForwarder.withForwarder { forwarder in
-                try await PostgresServer.withClient(configuration: forwarder.configuration(maximumConnections: 4)) {
-                    here in
-                    try await PostgresServer.withClient { there in
-                        let name = PostgresServer.scratchName()
-                        var configured = try PostgresValueTable(client: here, name: name)
-                        configured.heartbeatInterval = .seconds(2)
-                        configured.operationTimeout = .seconds(1)
-                        let table = configured
-                        try await table.createIfNeeded()
-                        let remote = try PostgresValueTable(client: there, name: name).store("count", as: Int.self)
-                        let states = RecordedStates(table.store("count", as: Int.self).changes())
-                        defer { states.cancel() }
-                        // Following: its first heartbeat was just answered, and the next
-                        // heartbeat's wait has begun.
-                        #expect(await eventually { table.isFollowingChanges }, "listening")
-                        try await remote.save(1)
-                        #expect(await eventually { states.values.contains(1) }, "heard")
-                        forwarder.blackholeOpenConnections()
-                        let silent = ContinuousClock.now
-                        #expect(await eventually(seconds: 10) { !table.isFollowingChanges }, "found dead")
-                        let found = ContinuousClock.now - silent
-                        #expect(found < .seconds(5), "found \(found) after it went silent")
-                    }
-                }
+            try await TCPForwarder.withForwardedTable(maximumConnections: 4, table: Self.slowerTable) {
+                forwarder, table, remote in
+                let states = RecordedStates(table.store("count", as: Int.self).changes())
+                defer { states.cancel() }
+                // Following: its first heartbeat was just answered, and the next
+                // heartbeat's wait has begun.
+                #expect(await eventually { table.isFollowingChanges }, "listening")
+                try await remote.save(1)
+                #expect(await eventually { states.values.contains(1) }, "heard")
+                forwarder.blackholeOpenConnections()
+                let silent = ContinuousClock.now
+                #expect(await eventually(seconds: 10) { !table.isFollowingChanges }, "found dead")
+                let found = ContinuousClock.now - silent
+                #expect(found < .seconds(5), "found \(found) after it went silent")
             }
         }
 
         @Test func aCacheServesNothingItsListenerCannotVouchFor() async throws {
-            try await TCPForwarder.withForwarder { forwarder in
-                try await PostgresServer.withClient(configuration: forwarder.configuration(maximumConnections: 4)) {
-                    here in
-                    try await PostgresServer.withClient { there in
-                        let name = PostgresServer.scratchName()
-                        let table = try Self.table(here, name: name)
-                        try await table.createIfNeeded()
-                        let remote = try PostgresValueTable(client: there, name: name).store("count", as: Int.self)
-                        try await remote.save(1)
-                        let cached = table.store("count", as: Int.self).cached()
-                        #expect(
-                            try await eventually {
-                                _ = try await cached.load()
-                                return try cached.loadImmediately?(()) == 1
-                            }, "warm: answered from memory")
-                        forwarder.blackholeOpenConnections()
-                        try await remote.save(2)
-                        #expect(
-                            try await eventually(seconds: 10) { try await cached.load() == 2 },
-                            "once the listener is found dead, loads read the server")
-                    }
-                }
+            try await TCPForwarder.withForwardedTable(maximumConnections: 4, table: Self.table) {
+                forwarder, table, remote in
+                try await remote.save(1)
+                let cached = table.store("count", as: Int.self).cached()
+                #expect(
+                    try await eventually {
+                        _ = try await cached.load()
+                        return try cached.loadImmediately?(()) == 1
+                    }, "warm: answered from memory")
+                forwarder.blackholeOpenConnections()
+                try await remote.save(2)
+                #expect(
+                    try await eventually(seconds: 10) { try await cached.load() == 2 },
+                    "once the listener is found dead, loads read the server")
             }
         }
 

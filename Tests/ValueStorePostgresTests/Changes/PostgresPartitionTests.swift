@@ -55,28 +55,20 @@ extension PostgresTests {
                     _ remote: ValueStore<Void, Int>
                 ) async throws -> Void
         ) async throws {
-            try await TCPForwarder.withForwarder { forwarder in
-                try await PostgresServer.withClient(configuration: forwarder.configuration(maximumConnections: 8)) {
-                    here in
-                    try await PostgresServer.withClient { there in
-                        let name = PostgresServer.scratchName()
-                        let table = try Self.table(here, name: name)
-                        try await table.createIfNeeded()
-                        let remote = try PostgresValueTable(client: there, name: name).store("count", as: Int.self)
-                        try await remote.save(1)
-                        let states = RecordedStates(table.store("count", as: Int.self).changes())
-                        defer { states.cancel() }
-                        #expect(await eventually { table.isFollowingChanges }, "listening")
-                        #expect(await eventually { states.values.contains(1) })
-                        let filled = try await fill(forwarder, to: 5, loading: table.store("count", as: Int.self))
-                        try #require(filled, "the pool holds idle connections: \(forwarder.openConnections) open")
-                        // Lets the connections the pool was still opening finish: one cut in the middle
-                        // of its start-up hangs for the client's connectTimeout (5 s here), which is
-                        // the pool's to bound, not the store's.
-                        try await Task.sleep(for: .milliseconds(500))
-                        try await body(forwarder, table, states, remote)
-                    }
-                }
+            try await TCPForwarder.withForwardedTable(maximumConnections: 8, table: Self.table) {
+                forwarder, table, remote in
+                try await remote.save(1)
+                let states = RecordedStates(table.store("count", as: Int.self).changes())
+                defer { states.cancel() }
+                #expect(await eventually { table.isFollowingChanges }, "listening")
+                #expect(await eventually { states.values.contains(1) })
+                let filled = try await fill(forwarder, to: 5, loading: table.store("count", as: Int.self))
+                try #require(filled, "the pool holds idle connections: \(forwarder.openConnections) open")
+                // Lets the connections the pool was still opening finish: one cut in the middle
+                // of its start-up hangs for the client's connectTimeout (5 s here), which is
+                // the pool's to bound, not the store's.
+                try await Task.sleep(for: .milliseconds(500))
+                try await body(forwarder, table, states, remote)
             }
         }
 

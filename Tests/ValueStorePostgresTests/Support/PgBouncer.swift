@@ -71,14 +71,7 @@ struct PgBouncer {
 
     /// The configuration of a client that connects through it.
     func configuration(maximumConnections: Int) throws -> PostgresClient.Configuration {
-        let server = try PostgresServer.configuration()
-        var configuration = PostgresClient.Configuration(
-            host: "127.0.0.1", port: port, username: server.username, password: server.password,
-            database: server.database, tls: .disable)
-        configuration.options = server.options
-        configuration.options.minimumConnections = 0
-        configuration.options.maximumConnections = maximumConnections
-        return configuration
+        try PostgresServer.configuration(throughLocalPort: port, maximumConnections: maximumConnections)
     }
 
     /// Stops it and removes its directory.

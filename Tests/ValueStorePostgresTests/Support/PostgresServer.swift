@@ -28,22 +28,31 @@ enum PostgresServer {
         port: Int? = nil,
         password: String? = nil
     ) throws -> PostgresClient.Configuration {
-        guard let host = environment["PGHOST"], let user = environment["PGUSER"] else {
+        let variables = PostgresEnvironment(environment)
+        guard variables.host != nil, variables.user != nil else {
             throw Missing(
                 description:
                     "The PostgreSQL tests need a server: no PGHOST and PGUSER are set. Run them under "
                     + "pg_virtualenv (Debian's postgresql package), which makes a throwaway cluster and "
                     + "sets them: \(command)")
         }
-        var configuration = PostgresClient.Configuration(
-            host: host,
-            port: port ?? environment["PGPORT"].flatMap(Int.init) ?? 5432,
-            username: user,
-            password: password ?? environment["PGPASSWORD"],
-            database: environment["PGDATABASE"],
-            tls: .disable
-        )
+        var configuration = try variables.configuration(port: port, password: password)
         configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+
+    /// The server's client configuration, connecting instead to `port` on this machine (a
+    /// forwarder or a pooler in front of the server) with a pool of at most `maximumConnections`.
+    static func configuration(throughLocalPort port: Int, maximumConnections: Int) throws
+        -> PostgresClient.Configuration
+    {
+        let server = try configuration()
+        var configuration = PostgresClient.Configuration(
+            host: "127.0.0.1", port: port, username: server.username, password: server.password,
+            database: server.database, tls: .disable)
+        configuration.options = server.options
+        configuration.options.minimumConnections = 0
+        configuration.options.maximumConnections = maximumConnections
         return configuration
     }
 

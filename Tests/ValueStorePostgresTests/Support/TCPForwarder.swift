@@ -101,14 +101,7 @@ final class TCPForwarder: Sendable {
     /// - Returns: The configuration of a client that connects through the forwarder.
     /// - Throws: `PostgresServer.Missing` when the server's variables are not set.
     func configuration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
-        let server = try PostgresServer.configuration()
-        var configuration = PostgresClient.Configuration(
-            host: "127.0.0.1", port: port, username: server.username, password: server.password,
-            database: server.database, tls: .disable)
-        configuration.options = server.options
-        configuration.options.minimumConnections = 0
-        configuration.options.maximumConnections = maximumConnections
-        return configuration
+        try PostgresServer.configuration(throughLocalPort: port, maximumConnections: maximumConnections)
     }
 
     /// What it does now; setting ``Mode/reset`` resets every open connection. Setting it
