@@ -235,8 +235,8 @@ let package = Package(
                 "ValueStore",
                 // Its `sync-save-loop` mode, for the sync replica's crash test, and its
                 // `sync-device` mode, a device of the PostgreSQL chaos test, which speaks the
-                // chaos checker's types.
-                "ValueStoreSync", "ValueStoreTestSupport",
+                // chaos checker's types; its `sync-acknowledge-and-wait` mode pushes over HTTP.
+                "ValueStoreSync", "ValueStoreSyncHTTP", "ValueStoreTestSupport",
                 // Its `postgres` modes, for the PostgreSQL tests.
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
@@ -260,10 +260,13 @@ let package = Package(
             resources: [.copy("Versioning/Fixtures")],
             swiftSettings: strictness
         ),
-        // The sync replica and the reference server, with the chaos test.
+        // The sync replica and the reference server, with the chaos test; a device process that
+        // pushes over HTTP to the test's server (DurabilityTests).
         .testTarget(
             name: "ValueStoreSyncTests",
-            dependencies: ["ValueStore", "ValueStoreSync", "ValueStoreTestHelper", "ValueStoreTestSupport"],
+            dependencies: [
+                "ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP", "ValueStoreTestHelper", "ValueStoreTestSupport",
+            ],
             swiftSettings: strictness
         ),
         // The HTTP client against a loopback server of the tests' own, and the service's rules.

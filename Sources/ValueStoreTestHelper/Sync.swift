@@ -15,10 +15,16 @@
 //                                                     and "pending N", then saves "changed" in
 //                                                     the first key: "save ok" or "save CODE:
 //                                                     DESCRIPTION"
+//     ValueStoreTestHelper sync-acknowledge-and-wait DIRECTORY URL
+//                                                     saves two keys three times, each round
+//                                                     pushed over HTTP to the server at URL and
+//                                                     acknowledged, prints "flushed N of M" of
+//                                                     its journal, and waits to be killed
 
 import Foundation
 import ValueStore
 import ValueStoreSync
+import ValueStoreSyncHTTP
 
 /// Saves `key0` … `key9` in turn, each the next sequence number, durably (the default options,
 /// but a journal folded every few saves), and prints the number once the save returned; `run()`
@@ -87,5 +93,24 @@ func syncShareLoop(directory: URL, name: String, range: Range<Int>) async throws
     for index in range {
         try await replica.store("\(name)-\(index)", as: String.self).save("\(name)-\(index)")
         FileHandle.standardOutput.write(Data("\(index)\n".utf8))
+    }
+}
+
+/// Saves `theme` and `draft` three times each (`theme-N`, `draft-N`), pushing each round through
+/// the sync server over HTTP at `url` until it is acknowledged, then prints how far its journal
+/// is flushed (`flushed N of M`: the last acknowledgement is not yet) and waits to be killed.
+func syncAcknowledgeAndWait(directory: URL, url: URL) async throws -> Never {
+    let account = SyncAccount(id: "crash")
+    let replica = try SyncReplica(
+        directory: directory, account: account, remote: .http(url, account: account) { _ in "token" })
+    for round in 1...3 {
+        try await replica.store("theme", as: String.self).save("theme-\(round)")
+        try await replica.store("draft", as: String.self).save("draft-\(round)")
+        try await replica.syncNow()
+    }
+    let (flushed, length) = replica.journalExtent
+    FileHandle.standardOutput.write(Data("flushed \(flushed) of \(length)\n".utf8))
+    while true {
+        try await Task.sleep(for: .seconds(60))
     }
 }

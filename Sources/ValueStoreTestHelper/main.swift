@@ -38,6 +38,7 @@
 //     ValueStoreTestHelper sync-save-loop DIRECTORY   see Sync.swift
 //     ValueStoreTestHelper sync-read DIRECTORY ACCOUNT KEY…  see Sync.swift
 //     ValueStoreTestHelper sync-share-loop DIRECTORY NAME FROM TO  see Sync.swift
+//     ValueStoreTestHelper sync-acknowledge-and-wait DIRECTORY URL  see Sync.swift
 //     ValueStoreTestHelper sync-device NAME …         see SyncDevice.swift (PostgreSQL trait)
 
 import Foundation
@@ -312,6 +313,9 @@ case "sync-save-loop" where arguments.count == 3:
 case "sync-share-loop" where arguments.count == 6:
     guard let from = Int(arguments[4]), let to = Int(arguments[5]), from <= to else { exit(64) }
     try await syncShareLoop(directory: URL(fileURLWithPath: arguments[2]), name: arguments[3], range: from..<to)
+case "sync-acknowledge-and-wait" where arguments.count == 4:
+    guard let url = URL(string: arguments[3]) else { exit(64) }
+    try await syncAcknowledgeAndWait(directory: URL(fileURLWithPath: arguments[2]), url: url)
 case "sync-read" where arguments.count >= 5:
     try await syncRead(
         directory: URL(fileURLWithPath: arguments[2]), account: arguments[3], keys: Array(arguments.dropFirst(4)))
@@ -327,7 +331,7 @@ default:
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
                 + " | userdefaults-unwritable SUITE | move-each-line FROM TO | sync-save-loop DIRECTORY"
-                + " | sync-read DIRECTORY ACCOUNT KEY… | sync-share-loop DIRECTORY NAME FROM TO | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE\n")
+                + " | sync-acknowledge-and-wait DIRECTORY URL | sync-read DIRECTORY ACCOUNT KEY… | sync-share-loop DIRECTORY NAME FROM TO | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE\n")
                 .utf8))
     exit(64)
 }

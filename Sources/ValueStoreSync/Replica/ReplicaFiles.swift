@@ -238,7 +238,10 @@ struct ReplicaFiles: Sendable {
     /// fold rewrites the whole file, so folding at a fixed size made `n` changes cost `n²`
     /// (every few hundred kilobytes, a file that grows with the keys). This way what folds
     /// write is at most three times what the journal took in.
-    func commit(_ changes: Changes) async throws {
+    ///
+    /// Not `flushing`, its entry is flushed with the next commit's (or by ``ReplicaJournal/flush()``),
+    /// unless an entry before it is not flushed yet.
+    func commit(_ changes: Changes, flushing: Bool = true) async throws {
         guard !changes.isEmpty else { return }
         if journal.isReadOnly {
             throw ValueStoreError(
@@ -250,7 +253,7 @@ struct ReplicaFiles: Sendable {
             // Folds kept failing: this one's error is the commit's, before anything is written.
             try await fold()
         }
-        guard try await journal.append(changes), journal.length > settingsSize / 2 else { return }
+        guard try await journal.append(changes, flushing: flushing), journal.length > settingsSize / 2 else { return }
         do {
             try await fold()
         } catch {

@@ -16,8 +16,9 @@ import ValueStore
 /// each time the journal starts again, then entries, each `VSJE`, the payload's length (4 bytes,
 /// little-endian), the FNV-1a 64 digest of the generation and the payload (8 bytes,
 /// little-endian), and the payload (JSON); an entry left in reused blocks from an earlier
-/// generation does not read as one. Appends are serialized and each waits for its flush, so
-/// after a crash only the last entry can be incomplete: a tail that is not a whole entry, with no
+/// generation does not read as one. Appends are serialized and each waits for its flush, or
+/// is the only one not flushed (the last), so after a crash only the last entry can be
+/// incomplete or missing: a tail that is not a whole entry, with no
 /// whole entry after it, is an append that never returned, and opening cuts it off, keeping its
 /// bytes beside the journal (`sync.journal.cut-<UUID>`) unless they are all zeros. Anything else
 /// that does not read (a broken entry with whole entries after it, another header) is
@@ -45,6 +46,8 @@ final class ReplicaJournal: Sendable {
         var descriptor: Int32 = -1
         /// The end of the last whole entry.
         var length = 0
+        /// The end of what is known flushed; only the last entry may be past it.
+        var flushed = 0
         /// The generation in the header; a new one when the journal starts again.
         var generation: UInt64 = 0
         /// Every entry since the last fold, merged.
@@ -152,6 +155,7 @@ final class ReplicaJournal: Sendable {
             } else {
                 read = try Self.entries(in: contents, path: path)
                 state.unfolded = read.changes
+                state.flushed = 0  // whatever the others appended since their fold may not be
                 news = .folded(read.changes)
             }
             state.length = read.length
@@ -206,9 +210,11 @@ final class ReplicaJournal: Sendable {
         return try Self.entries(in: readAll(descriptor), path: path).changes
     }
 
-    /// Appends `changes` as one entry and flushes it, off the caller's executor; returns whether
+    /// Appends `changes` as one entry and flushes it (unless not `flushing`, and every entry
+    /// before it is flushed: at most the last entry is ever unflushed, so that a crash cannot
+    /// keep a later entry and lose an earlier one), off the caller's executor; returns whether
     /// the journal has grown past ``foldingSize``.
-    @concurrent func append(_ changes: ReplicaFiles.Changes) async throws -> Bool {
+    @concurrent func append(_ changes: ReplicaFiles.Changes, flushing: Bool = true) async throws -> Bool {
         let payload: Data
         do {
             payload = try JSONEncoder().encode(changes)
@@ -247,9 +253,10 @@ final class ReplicaJournal: Sendable {
             Self.appendLittleEndian(UInt32(payload.count), to: &bytes)
             Self.appendLittleEndian(Self.digest(of: payload, generation: state.generation), to: &bytes)
             bytes += payload
+            let flushing = flushing || state.flushed < start
             do {
                 try bytes.withUnsafeBytes { try fileSystem.writeAll(state.descriptor, $0, at: Int64(start)) }
-                try fileSystem.synchronizeData(state.descriptor)
+                if flushing { try fileSystem.synchronizeData(state.descriptor) }
             } catch {
                 let code = Self.code(of: error)
                 // Undo the partial entry, so that the next append does not follow it.
@@ -262,9 +269,36 @@ final class ReplicaJournal: Sendable {
                 throw failure("could not be appended to (errno \(code))")
             }
             state.length = start + bytes.count
+            state.flushed = flushing ? state.length : state.flushed
             state.unfolded.merge(changes)
             return state.length > foldingSize
         }
+    }
+
+    /// Flushes the last entry, if it was appended without its flush, off the caller's executor;
+    /// call holding the replica's write lock. The flush runs outside the journal's lock, so that
+    /// a read of its news does not wait for the disk.
+    @concurrent func flush() async throws {
+        let unflushed = state.withLock { state in
+            state.flushed < state.length && state.broken == nil ? (state.descriptor, state.length) : nil
+        }
+        guard let (descriptor, end) = unflushed else { return }
+        var code: Int32?
+        do { try fileSystem.synchronizeData(descriptor) } catch { code = Self.code(of: error) }
+        try state.withLock { state in
+            if let code {
+                // Its entry may be shown already, and not be on the disk: nothing follows it.
+                state.broken = "an entry could not be flushed (errno \(code))"
+                throw failure("could not be flushed (errno \(code))")
+            }
+            state.flushed = max(state.flushed, min(end, state.length))
+        }
+    }
+
+    /// The end of what is known flushed: a crash may take back what follows it (at most the
+    /// last entry).
+    var flushedLength: Int {
+        state.withLock { $0.flushed }
     }
 
     /// Everything the journal holds since the last fold, merged: what a fold commits.
@@ -294,6 +328,7 @@ final class ReplicaJournal: Sendable {
                 throw failure("could not be emptied after a fold (errno \(Self.code(of: error)))")
             }
             state.length = 0
+            state.flushed = 0
             state.unfolded = ReplicaFiles.Changes()
             do {
                 try fileSystem.synchronizeData(state.descriptor)

@@ -104,19 +104,38 @@ extension SyncReplica {
         }
     }
 
+    /// How far the journal is flushed, and its length: a crash of the machine (not of a process)
+    /// can take back what lies between. For the tests that play one.
+    package var journalExtent: (flushed: Int, length: Int) {
+        (files.journal.flushedLength, files.journal.length)
+    }
+
+    /// When a commit's journal entry reaches the disk; the Sync guide says why each may wait.
+    enum Flush {
+        /// Before anyone hears of the commit: a local change, and whatever a push may send.
+        case now
+        /// After the stores and streams heard of it, before the commit returns: records pulled
+        /// from the server, which a crash can take back only until the next pull.
+        case afterAnnouncing
+        /// With the next commit that flushes: an acknowledgement, whose change, should a crash
+        /// take it back, is pushed again and settled by the server as the same change.
+        case withTheNext
+    }
+
     /// Commits `changes` in one durable write (unless `writing` is false: the meta then changes
-    /// in memory only), then makes them the replica's state in memory: the pending marks follow
-    /// the records, the status and conflict streams hear of it (`conflicts` are the newly
-    /// archived ones), and the stores whose value changed wake. `adjusting` runs in the same
-    /// lock, after the records were taken in.
+    /// in memory only; `flush` says when it is flushed), then makes them the replica's state in
+    /// memory: the pending marks follow the records, the status and conflict streams hear of it
+    /// (`conflicts` are the newly archived ones), and the stores whose value changed wake.
+    /// `adjusting` runs in the same lock, after the records were taken in.
     func commit(
         _ changes: ReplicaFiles.Changes,
         announcing conflicts: [SyncConflict] = [],
         writing: Bool = true,
+        flush: Flush = .now,
         adjusting: (_ state: inout ReplicaState) -> Void = { _ in }
     ) async throws {
         if writing {
-            try await BlockingIO.run { try await files.commit(changes) }
+            try await BlockingIO.run { try await files.commit(changes, flushing: flush == .now) }
         }
         let signalled = withState { state in
             let signalled = state.changedValues(changes.records)
@@ -136,6 +155,9 @@ extension SyncReplica {
             return signalled
         }
         signal(signalled)
+        if writing && flush == .afterAnnouncing {
+            try await BlockingIO.run { try await files.journal.flush() }
+        }
     }
 
     /// Wakes the stores' `changes()` of `keys`.

@@ -287,11 +287,17 @@ extension SyncReplica {
         // Let go of the copy, so that the commit changes the records in place: with it kept, every
         // batch copied every record.
         records = [:]
+        // An acknowledgement that leaves nothing pending it changed and archives nothing is
+        // flushed with the next commit: should a crash take it back, its changes are pending
+        // again, as they were, and the server answers their push again as it did. A change
+        // still pending (rebased, merged, stamped again) is flushed before a push can send it.
+        let isAcknowledgementOnly =
+            lost.isEmpty && newlyRejected.isEmpty && changed.values.allSatisfy { $0?.isPending != true }
         try await commit(
             ReplicaFiles.Changes(
                 meta: meta, records: changed, archive: lost.isEmpty ? nil : archive,
                 rejected: newlyRejected.isEmpty ? nil : rejected),
-            announcing: lost
+            announcing: lost, flush: isAcknowledgementOnly ? .withTheNext : .now
         ) { state in
             state.rejections += rejections
             for key in rebased where state.records[key]?.isPending == true {
@@ -376,9 +382,13 @@ extension SyncReplica {
         meta.seen = max(meta.seen, page.cursor)
         // A page that brings nothing commits nothing: the clock alone is not worth a write (on
         // opening, it starts after every stamp in the file anyway).
+        // Records pulled, none of them a pending change: shown before they are flushed, since a
+        // crash that takes them back from this device leaves them on the server, pulled again.
+        let isPulledOnly = added.isEmpty && changed.values.allSatisfy { $0?.isPending != true }
         try await commit(
             ReplicaFiles.Changes(meta: meta, records: changed, archive: added.isEmpty ? nil : archive),
             announcing: added,
-            writing: !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen)
+            writing: !changed.isEmpty || !added.isEmpty || meta.cursor != before.cursor || meta.seen != before.seen,
+            flush: isPulledOnly ? .afterAnnouncing : .now)
     }
 }

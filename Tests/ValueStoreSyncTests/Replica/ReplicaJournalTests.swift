@@ -94,6 +94,30 @@ import ValueStore
         }
     }
 
+    /// An entry appended without its flush is flushed with the next: were two left unflushed, a
+    /// crash could keep the later and lose the earlier, a broken entry with a whole one after it.
+    @Test func onlyTheLastEntryIsEverLeftUnflushed() async throws {
+        try await Self.withFiles { writer, files, _ in
+            try await writer.commit(Self.change("theme", "\"dark\"", at: 1))
+            let first = writer.journal.length
+            #expect(writer.journal.flushedLength == first)
+            try await writer.commit(Self.change("theme", "\"light\"", at: 2), flushing: false)
+            #expect(writer.journal.flushedLength == first)
+            try await writer.commit(Self.change("theme", "\"blue\"", at: 3), flushing: false)
+            #expect(writer.journal.flushedLength == writer.journal.length)
+            try await writer.commit(Self.change("theme", "\"red\"", at: 4), flushing: false)
+            try await writer.journal.flush()
+            #expect(writer.journal.flushedLength == writer.journal.length)
+            // Opened again, the last entry may be another process's, unflushed: the next is flushed.
+            try await writer.commit(Self.change("theme", "\"green\"", at: 5), flushing: false)
+            let reopened = files()
+            _ = try await reopened.load()
+            try await reopened.commit(Self.change("theme", "\"white\"", at: 6), flushing: false)
+            #expect(reopened.journal.flushedLength == reopened.journal.length)
+            #expect(Self.values(try await files().load()) == ["theme": "\"white\""])
+        }
+    }
+
     @Test func aJournalOfANewerFormatIsNotRead() async throws {
         try await Self.withFiles { _, files, journal in
             let written = Data("VSJOURN2".utf8) + Data(repeating: 7, count: 40)
