@@ -4,6 +4,7 @@
 import Foundation
 import Testing
 import ValueStoreSync
+import ValueStoreTestSupport
 
 @Suite(.timeLimit(.minutes(3))) struct SyncServerProcessTests {
     /// A pull of `account`'s records from the start, as a device's first.
@@ -62,6 +63,7 @@ import ValueStoreSync
         (["VALUESTORE_SYNC_JWT_HS256_SECRET": "short"], "at least 32"),
         (["VALUESTORE_SYNC_JWKS_FILE": "/nonexistent/jwks.json"], "VALUESTORE_SYNC_JWKS_FILE"),
         (["VALUESTORE_SYNC_PORT": "eighty"], "VALUESTORE_SYNC_PORT"),
+        (["VALUESTORE_SYNC_REQUESTS_PER_MINUTE": "many"], "VALUESTORE_SYNC_REQUESTS_PER_MINUTE"),
     ])
     func itRefusesToStartWithoutAWayToVerifyTokensOrWithABadSetting(
         settings: [String: String], named: String
@@ -69,13 +71,27 @@ import ValueStoreSync
         var environment = ServerProcess.environment()
         environment["VALUESTORE_SYNC_JWT_HS256_SECRET"] = nil
         if settings["VALUESTORE_SYNC_JWKS_FILE"] == nil && settings["VALUESTORE_SYNC_JWT_HS256_SECRET"] == nil
-            && settings["VALUESTORE_SYNC_PORT"] != nil
+            && (settings["VALUESTORE_SYNC_PORT"] != nil || settings["VALUESTORE_SYNC_REQUESTS_PER_MINUTE"] != nil)
         {
             environment["VALUESTORE_SYNC_JWT_HS256_SECRET"] = ServerProcess.secret
         }
         let server = try ServerProcess(environment: environment.merging(settings) { $1 })
         #expect(try await server.exitStatus() == 64)
         #expect(server.standardError().contains(named))
+    }
+
+    @Test func itLimitsEachAccountsRequestsAsConfigured() async throws {
+        let server = try ServerProcess(
+            environment: ServerProcess.environment(extra: ["VALUESTORE_SYNC_REQUESTS_PER_MINUTE": "1"]))
+        let port = try await server.started().port
+        let token = try await ServerProcess.token(account: "user-42")
+        let first = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: token, body: pull("user-42"))
+        #expect(first.status == 200)
+        let second = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: token, body: pull("user-42"))
+        #expect(second.status == 429, "one request a minute: the second waits")
+        #expect(try await server.terminate() == 0)
     }
 
     @Test func overADatabaseItServesAndHealthAnswers() async throws {
