@@ -248,8 +248,15 @@ let package = Package(
         // What the test targets use to run ValueStoreTestHelper in a process of its own, the
         // sync chaos tests' model and checker, which the helper's device processes share, and the
         // loopback HTTP server the sync-over-HTTP tests serve from.
+        // With `Hummingbird`, it also starts valuestore-sync-server processes and signs their
+        // tokens (HS256, with swift-crypto where CryptoKit is missing), for the server's tests
+        // and the PostgreSQL chaos test's HTTP mode.
         .target(
-            name: "ValueStoreTestSupport", dependencies: ["ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP"],
+            name: "ValueStoreTestSupport",
+            dependencies: [
+                "ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: withoutCryptoKit)),
+            ],
             path: "Tests/Support",
             swiftSettings: strictness),
         .testTarget(
@@ -301,6 +308,9 @@ let package = Package(
                 "ValueStore", "ValueStoreSync", "ValueStoreTesting", "ValueStoreTestHelper", "ValueStoreTestSupport",
                 .target(name: "ValueStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                // The chaos test's HTTP mode starts valuestore-sync-server processes (built beside
+                // the tests), with `PostgreSQL,Configuration,Hummingbird`.
+                .target(name: "ValueStoreSyncServer", condition: .when(traits: ["Hummingbird"])),
                 // The provider and the instrumented stores over a real table (Integrations/), with
                 // `PostgreSQL,Configuration,Observability`.
             ] + configurationTesting + observabilityTesting,

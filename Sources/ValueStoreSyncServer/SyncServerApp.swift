@@ -35,14 +35,14 @@ struct SyncServerApp {
                 "valuestore-sync-server: no database configured (no PG* variable is set): serving from memory, "
                     + "nothing is durable")
             let server = InMemorySyncServer()
-            let service = SyncHTTPService(remote: server.remote(for:))
+            let service = SyncHTTPService(limits: limits, remote: server.remote(for:))
             let app = application(service: service, authentication: authentication, health: {})
             try await serve(app, service: service)
             return
         }
         let client = PostgresClient(configuration: database, backgroundLogger: logger)
         let table = try PostgresSyncTable(client: client, name: configuration.table)
-        let service = SyncHTTPService(remote: table.remote(for:))
+        let service = SyncHTTPService(limits: limits, remote: table.remote(for:))
         var app = application(service: service, authentication: authentication) {
             try await client.query("SELECT 1")
         }
@@ -50,6 +50,13 @@ struct SyncServerApp {
         // The tables exist before the first request, with the client running.
         app.beforeServerStarts { try await table.createIfNeeded() }
         try await serve(app, service: service)
+    }
+
+    /// The service's limits: the defaults, with the configured rate.
+    private var limits: SyncHTTPLimits {
+        var limits = SyncHTTPLimits()
+        limits.requestsPerMinutePerAccount = configuration.requestsPerMinute
+        return limits
     }
 
     /// The app: the routes at `/sync`, `/health` answering 200 when `health` returns within two

@@ -16,6 +16,7 @@ import ValueStorePostgres
 /// | `VALUESTORE_SYNC_JWT_HS256_SECRET` | | an HS256 secret of at least 32 bytes |
 /// | `VALUESTORE_SYNC_JWKS_FILE` | | a JSON Web Key Set file (exactly one of the two) |
 /// | `VALUESTORE_SYNC_JWT_AUDIENCE` | | when set, a token's `aud` must name it |
+/// | `VALUESTORE_SYNC_REQUESTS_PER_MINUTE` | `600` | each account's requests a minute, in this process; `0` turns the limit off |
 /// | `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE` | | the database, as libpq reads them |
 ///
 /// The database is configured when any of the five `PG*` variables is set (the others then take
@@ -41,6 +42,8 @@ struct SyncServerConfiguration: Sendable {
     var table: String
     var keys: Keys
     var audience: String?
+    /// Each account's requests a minute (`SyncHTTPLimits.requestsPerMinutePerAccount`).
+    var requestsPerMinute: Int
     /// The database, or `nil` to serve from memory.
     var database: PostgresClient.Configuration?
 
@@ -50,6 +53,13 @@ struct SyncServerConfiguration: Sendable {
         host = reader.string(forKey: "valuestore.sync.host", default: "0.0.0.0")
         port = try Self.port(reader.string(forKey: "valuestore.sync.port"), name: "VALUESTORE_SYNC_PORT") ?? 8080
         table = reader.string(forKey: "valuestore.sync.table", default: "sync")
+        let rate = reader.string(forKey: "valuestore.sync.requests.per.minute")
+        guard let requestsPerMinute = rate.map({ Int($0) }) ?? 600, requestsPerMinute >= 0 else {
+            throw Invalid(
+                description: "VALUESTORE_SYNC_REQUESTS_PER_MINUTE=\(rate ?? "") is not a number of requests (0 or more)"
+            )
+        }
+        self.requestsPerMinute = requestsPerMinute
         audience = reader.string(forKey: "valuestore.sync.jwt.audience").flatMap { $0.isEmpty ? nil : $0 }
         let secret = reader.string(forKey: "valuestore.sync.jwt.hs256.secret", isSecret: true)
         let file = reader.string(forKey: "valuestore.sync.jwks.file")

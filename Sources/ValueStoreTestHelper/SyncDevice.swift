@@ -3,10 +3,13 @@
 // its folder.
 //
 //     ValueStoreTestHelper sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE
+//     ValueStoreTestHelper sync-device NAME DIRECTORY ACCOUNT --http URL --tokens DIRECTORY
 //
 // opens a replica of ACCOUNT in DIRECTORY that syncs with the PostgreSQL sync tables named TABLE
 // through a client to HOST:PORT (a test's forwarder; the credentials come from PGUSER,
-// PGPASSWORD and PGDATABASE), runs its `run()` in the background, and answers each command on
+// PGPASSWORD and PGDATABASE), or with a sync server at URL over HTTP (see SyncDeviceHTTP.swift:
+// each account's token is read from a file named for it in the tokens DIRECTORY, and read again
+// when the server refuses it), runs its `run()` in the background, and answers each command on
 // standard input with one line of JSON on standard output (`SyncDeviceAnswer`), once it is done:
 //
 //     save KEY VALUE         saves VALUE, a string, in one of the chaos keys (`ChaosKeys`)
@@ -37,16 +40,17 @@ import ValueStoreSync
 import ValueStoreTestSupport
 
 func syncDevice(_ arguments: [String]) async throws {
+    if arguments.count == 7, arguments[3] == "--http" {
+        try await syncDeviceOverHTTP(arguments)
+        return
+    }
     guard arguments.count == 6, let port = Int(arguments[4]) else {
-        FileHandle.standardError.write(Data("usage: sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "usage: sync-device NAME DIRECTORY ACCOUNT (HOST PORT TABLE | --http URL --tokens DIRECTORY)\n".utf8))
         exit(64)
     }
-    // Standard output carries the answers: logs go to standard error, errors only.
-    LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = .error
-        return handler
-    }
+    logErrorsOnly()
     var configuration = try postgresConfiguration(host: arguments[3], port: port)
     configuration.options.connectTimeout = .seconds(2)
     try await withPostgresClient(configuration) { client in
@@ -57,17 +61,28 @@ func syncDevice(_ arguments: [String]) async throws {
         table.operationTimeout = .seconds(5)
         table.heartbeatInterval = .seconds(1)
         let device = SyncDevice(
-            name: arguments[0], directory: URL(fileURLWithPath: arguments[1]), table: table, account: arguments[2])
+            name: arguments[0], directory: URL(fileURLWithPath: arguments[1]), remote: table.remote(for:),
+            account: arguments[2])
         try await device.serve()
+    }
+}
+
+/// Sends logs to standard error, errors only: standard output carries the answers.
+func logErrorsOnly() {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = .error
+        return handler
     }
 }
 
 /// One device: a replica per account it has used in its directory, one of them current and
 /// running, and the commands that drive them. Used from one task.
-private final class SyncDevice {
+final class SyncDevice {
     let name: String
     let directory: URL
-    let table: PostgresSyncTable
+    /// The remote of each account's replica: the PostgreSQL tables, or a sync server over HTTP.
+    let remote: @Sendable (_ account: SyncAccount) -> SyncRemote
     /// The clock's offset, in milliseconds, read by every replica's clock.
     let offset = Offset()
     private var replicas: [String: SyncReplica] = [:]
@@ -78,10 +93,13 @@ private final class SyncDevice {
         let milliseconds = Mutex<Int64>(0)
     }
 
-    init(name: String, directory: URL, table: PostgresSyncTable, account: String) {
+    init(
+        name: String, directory: URL, remote: @escaping @Sendable (_ account: SyncAccount) -> SyncRemote,
+        account: String
+    ) {
         self.name = name
         self.directory = directory
-        self.table = table
+        self.remote = remote
         current = account
     }
 
@@ -176,7 +194,7 @@ private final class SyncDevice {
         options.pollInterval = .seconds(2)
         let sync = SyncAccount(id: account)
         let replica = try SyncReplica(
-            directory: directory, account: sync, remote: table.remote(for: sync), options: options)
+            directory: directory, account: sync, remote: remote(sync), options: options)
         replicas[account] = replica
         return replica
     }

@@ -331,7 +331,7 @@ default:
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
                 + " | userdefaults-unwritable SUITE | move-each-line FROM TO | sync-save-loop DIRECTORY"
-                + " | sync-acknowledge-and-wait DIRECTORY URL | sync-read DIRECTORY ACCOUNT KEY… | sync-share-loop DIRECTORY NAME FROM TO | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT HOST PORT TABLE\n")
+                + " | sync-acknowledge-and-wait DIRECTORY URL | sync-read DIRECTORY ACCOUNT KEY… | sync-share-loop DIRECTORY NAME FROM TO | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT (HOST PORT TABLE | --http URL --tokens DIRECTORY)\n")
                 .utf8))
     exit(64)
 }

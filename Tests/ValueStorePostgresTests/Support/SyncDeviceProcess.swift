@@ -11,10 +11,16 @@ import ValueStoreTestSupport
 /// let answer = try await device.send("save lww w1@alice")
 /// device.forwarder.mode = .dropResponses
 /// ```
+///
+/// In the chaos test's HTTP mode, the device's replicas sync with a sync server over HTTP
+/// instead (``init(name:folder:account:serverPort:tokens:)``), through a forwarder to the server.
 final class SyncDeviceProcess {
     let name: String
     let folder: URL
-    let table: String
+    /// The sync tables' name, or `nil` over HTTP.
+    let table: String?
+    /// The folder of the accounts' token files, over HTTP.
+    let tokens: URL?
     let forwarder: TCPForwarder
     /// The account its current replica syncs.
     private(set) var account: String
@@ -33,17 +39,35 @@ final class SyncDeviceProcess {
         self.folder = folder
         self.account = account
         self.table = table
+        tokens = nil
         forwarder = try TCPForwarder.toServer()
-        helper = try Self.start(name: name, folder: folder, account: account, table: table, port: forwarder.port)
+        helper = try Self.start(
+            name: name, folder: folder, account: account, table: table, tokens: nil, port: forwarder.port)
     }
 
-    private static func start(name: String, folder: URL, account: String, table: String, port: Int) throws
-        -> HelperProcess
+    /// Starts a device on `folder` syncing `account` over HTTP with the sync server listening on
+    /// `serverPort`, through a new forwarder to it, with the tokens in the files of `tokens`.
+    init(name: String, folder: URL, account: String, serverPort: Int, tokens: URL) throws {
+        self.name = name
+        self.folder = folder
+        self.account = account
+        table = nil
+        self.tokens = tokens
+        forwarder = try TCPForwarder(to: .tcp(host: "127.0.0.1", port: serverPort))
+        helper = try Self.start(
+            name: name, folder: folder, account: account, table: nil, tokens: tokens, port: forwarder.port)
+    }
+
+    private static func start(name: String, folder: URL, account: String, table: String?, tokens: URL?, port: Int)
+        throws -> HelperProcess
     {
-        try HelperProcess(
-            arguments: [
-                "sync-device", name, folder.path(percentEncoded: false), account, "127.0.0.1", String(port), table,
-            ])
+        let link =
+            if let tokens {
+                ["--http", "http://127.0.0.1:\(port)/sync", "--tokens", tokens.path(percentEncoded: false)]
+            } else {
+                ["127.0.0.1", String(port), table ?? ""]
+            }
+        return try HelperProcess(arguments: ["sync-device", name, folder.path(percentEncoded: false), account] + link)
     }
 
     /// Sends one command and returns its answer.
@@ -86,7 +110,8 @@ final class SyncDeviceProcess {
 
     /// Starts the process again, on the same folder and account, after ``kill()``.
     func restart() throws {
-        helper = try Self.start(name: name, folder: folder, account: account, table: table, port: forwarder.port)
+        helper = try Self.start(
+            name: name, folder: folder, account: account, table: table, tokens: tokens, port: forwarder.port)
     }
 
     /// Stops the process (`SIGSTOP`): its `run()`, its connections and its timers freeze.

@@ -42,6 +42,11 @@ final class TCPForwarder: Sendable {
         /// Answers inside a transaction pass, so a transaction runs up to its commit; so does a
         /// new connection's start-up, up to its first `ReadyForQuery`.
         case dropResponses
+        /// Forwards the client's requests, and drops whatever the server sends back, any
+        /// protocol: at the first bytes of an answer it resets the connection. The server had the
+        /// request and answered it; the client never hears of it (an HTTP push applied, its
+        /// answer lost). Counted in ``droppedAnswers``.
+        case dropAnswers
     }
 
     /// Where the forwarder sends connections.
@@ -153,7 +158,7 @@ final class TCPForwarder: Sendable {
     /// How many connections it accepted, ever.
     var acceptedConnections: Int { state.withLock { $0.accepted } }
 
-    /// How many answers it dropped in ``Mode/dropResponses``, ever: requests the server finished
+    /// How many answers it dropped in ``Mode/dropResponses`` or ``Mode/dropAnswers``, ever: requests the server finished
     /// and the client never heard of.
     var droppedAnswers: Int { state.withLock { $0.droppedAnswers } }
 
@@ -310,6 +315,12 @@ final class TCPForwarder: Sendable {
                     return
                 }
                 var bytes = Array(buffer[..<count])
+                if from == server && after.0 == .dropAnswers {
+                    state.withLock { $0.droppedAnswers += 1 }
+                    Self.closeWithReset(client)
+                    close(server)
+                    return
+                }
                 if from == server {
                     let answer = fromServer.pass(
                         bytes, droppingNotifications: dropsNotifications,

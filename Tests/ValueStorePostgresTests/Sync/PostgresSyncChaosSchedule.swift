@@ -16,28 +16,42 @@ import ValueStoreTestSupport
 /// epoch, devices having pushed since), and a new epoch, before or after it. Then every fault
 /// stops, every replica in every folder syncs until quiet, and ``ChaosChecker`` checks it all.
 ///
+/// In the HTTP mode (`servers`, PostgresSyncChaosSchedule+HTTP.swift), the devices sync over
+/// HTTP with two `valuestore-sync-server` processes instead, each through its forwarder, and the
+/// schedule also kills (`kill -9`) or terminates (SIGTERM) a server and starts it again, lets the
+/// devices' first tokens expire and renews them, and has one account's token refused for another.
+///
 /// The seed decides the steps; the timing of each device's background sync does not repeat.
 final class PostgresSyncChaosSchedule {
     let seed: UInt64
-    private var random: SeededRandom
+    var random: SeededRandom
     /// The test's own client, straight to the server: the one that restores, and reads what the
     /// server holds.
     let table: PostgresSyncTable
     let root: URL
     let accounts = ["alice", "bob"]
-    private(set) var devices: [SyncDeviceProcess] = []
+    #if Configuration && Hummingbird
+    /// The two sync servers the devices talk to over HTTP, in the HTTP mode, set before it runs;
+    /// `nil` when they talk to PostgreSQL themselves.
+    var servers: ChaosSyncServers?
+    #endif
+    var devices: [SyncDeviceProcess] = []
     let model = ChaosModel()
     /// What happened, step by step, shown with the seed when a check fails.
     private(set) var log: [String] = []
     /// Problems found along the way: a local write that failed, a write lost by a kill, a read
     /// that went back.
-    private var problems: [String] = []
-    private var renewed: Set<String> = []
+    var problems: [String] = []
+    var renewed: Set<String> = []
     private var dumpFile: URL?
+    /// What kept the last healing round from being quiet.
+    var notQuiet: [String] = []
 
     /// The steps besides the random ones, each once per schedule.
     enum Event: CaseIterable {
         case restartServer, switchAccount, copyDevice, dumpServer, restoreServer, newEpoch
+        /// In the HTTP mode (PostgresSyncChaosSchedule+HTTP.swift).
+        case killSyncServer, terminateSyncServer, renewTokens, foreignToken
     }
 
     init(seed: UInt64, table: PostgresSyncTable, root: URL) {
@@ -66,9 +80,7 @@ final class PostgresSyncChaosSchedule {
     private func play(steps: Int, until deadline: ContinuousClock.Instant) async throws -> [String] {
         for index in 0..<4 {
             let account = pick(accounts)
-            devices.append(
-                try SyncDeviceProcess(
-                    name: "d\(index)", folder: root.appending(path: "d\(index)"), account: account, table: table.name))
+            devices.append(try await newDevice(name: "d\(index)", account: account))
             say("d\(index): a new device, account \(account)")
         }
         var skipped = 0
@@ -111,22 +123,22 @@ final class PostgresSyncChaosSchedule {
         plan[Int.random(in: 0..<third, using: &random)] = .dumpServer
         plan[Int.random(in: third..<2 * third, using: &random)] = epochLast ? .restoreServer : .newEpoch
         plan[Int.random(in: 2 * third..<plan.count, using: &random)] = epochLast ? .newEpoch : .restoreServer
-        for event in [Event.restartServer, .switchAccount, .copyDevice] {
+        for event in [Event.restartServer, .switchAccount, .copyDevice] + (isOverHTTP ? Self.eventsOverHTTP : []) {
             let free = plan.indices.filter { plan[$0] == nil }
             plan[pick(free)] = event
         }
         return plan
     }
 
-    private func say(_ line: String) {
+    func say(_ line: String) {
         log.append(line)
     }
 
-    private func pick<T>(_ items: [T]) -> T {
+    func pick<T>(_ items: [T]) -> T {
         items[Int.random(in: 0..<items.count, using: &random)]
     }
 
-    private func chance(_ percent: Int) -> Bool {
+    func chance(_ percent: Int) -> Bool {
         Int.random(in: 0..<100, using: &random) < percent
     }
 
@@ -200,13 +212,14 @@ final class PostgresSyncChaosSchedule {
     }
 
     /// `syncNow()` on the device, through whatever its forwarder does now.
-    private func sync(_ device: SyncDeviceProcess, account: String? = nil) async throws {
+    func sync(_ device: SyncDeviceProcess, account: String? = nil) async throws {
         let answer = try await device.send(account.map { "sync \($0)" } ?? "sync")
         let outcome = answer.error.map { "failed (\($0.prefix(120)))" } ?? "ok"
         say("\(device.name): sync\(account.map { " \($0)" } ?? "") \(outcome) [forwarder \(device.forwarder.mode)]")
     }
 
-    /// Sets a device's forwarder: pass, blackhole, reset or drop the answers to commits.
+    /// Sets a device's forwarder: pass, blackhole, reset or drop the answers to commits (over
+    /// HTTP: drop every answer, or refuse connections).
     private func fault() {
         let device = pick(devices)
         let mode: TCPForwarder.Mode
@@ -214,7 +227,7 @@ final class PostgresSyncChaosSchedule {
         case 0..<40: mode = .pass
         case 40..<60: mode = .blackhole
         case 60..<80: mode = .reset
-        default: mode = .dropResponses
+        default: mode = !isOverHTTP ? .dropResponses : chance(50) ? .dropAnswers : .refuse
         }
         device.forwarder.mode = mode
         say("\(device.name): forwarder \(mode)")
@@ -303,6 +316,8 @@ final class PostgresSyncChaosSchedule {
                 dumpFile.path(percentEncoded: false))
             model.noteServerWentBack()
             say("server: restored from the dump (same epoch)")
+        case .killSyncServer, .terminateSyncServer, .renewTokens, .foreignToken:
+            try await happenOverHTTP(event)
         case .newEpoch:
             try await clearFaults()
             let account = pick(accounts)
@@ -323,13 +338,14 @@ final class PostgresSyncChaosSchedule {
         let folder = root.appending(path: name)
         try FileManager.default.copyItem(at: source.folder, to: folder)
         if !wasStopped { source.resume() }
-        devices.append(try SyncDeviceProcess(name: name, folder: folder, account: source.account, table: table.name))
+        devices.append(try await newDevice(name: name, account: source.account, folder: folder))
         say("\(name): a copy of \(source.name)'s folder, account \(source.account)")
     }
 
     /// Every forwarder passes and every device runs: what the server's own operations wait
     /// for, since a device stopped or blackholed inside a transaction holds its locks.
-    private func clearFaults() async throws {
+    func clearFaults() async throws {
+        try await renewTokensOverHTTP()
         for device in devices {
             device.forwarder.mode = .pass
             if device.isStopped { device.resume() }
@@ -342,74 +358,6 @@ final class PostgresSyncChaosSchedule {
             let dump = try await device.dump()
             problems += model.checkMonotonicReads(
                 device: device.name, account: dump.account, versions: dump.syncedVersions)
-        }
-    }
-
-    // MARK: Healing
-
-    /// What kept the last healing round from being quiet.
-    private var notQuiet: [String] = []
-
-    /// Stops every fault, makes every replica in every folder (every device, every account it
-    /// ever had) with every store, and syncs them round after round until all agree with the
-    /// server and nothing is pending; their dumps then, or `nil` if that takes more than 8
-    /// rounds.
-    private func heal() async throws -> [SyncReplicaDump]? {
-        try await clearFaults()
-        let dropped = devices.map { "\($0.name) \($0.forwarder.droppedAnswers)" }.joined(separator: ", ")
-        say("answers to commits the forwarders dropped: \(dropped)")
-        var replicas: [(device: SyncDeviceProcess, account: String)] = []
-        for device in devices {
-            for account in accounts
-            where FileManager.default.fileExists(
-                atPath: device.folder.appending(path: account).path(percentEncoded: false))
-            {
-                _ = try await device.send("make-stores \(account)")
-                replicas.append((device, account))
-            }
-        }
-        say("healing: \(replicas.count) replicas")
-        for round in 1...8 {
-            for (device, account) in replicas {
-                try await sync(device, account: account)
-            }
-            notQuiet = []
-            var dumps: [SyncReplicaDump] = []
-            var server: [String: [String: SyncRecord]] = [:]
-            for account in accounts {
-                server[account] = try await serverRecords(of: account)
-            }
-            for (device, account) in replicas {
-                let dump = try await device.dump(account)
-                notQuiet += dump.unsettled(against: server[account] ?? [:])
-                dumps.append(dump)
-            }
-            if notQuiet.isEmpty {
-                say("healed after \(round) rounds")
-                return dumps
-            }
-        }
-        return nil
-    }
-
-    /// Every record the server holds for `account`, removals included: a whole-state pull under
-    /// a name no device has.
-    private func serverRecords(of account: String) async throws -> [String: SyncRecord] {
-        let remote = table.remote(for: SyncAccount(id: account))
-        var records: [String: SyncRecord] = [:]
-        var cursor = ServerVersion.zero
-        while true {
-            let page = try await remote.pull(
-                SyncPullRequest(
-                    account: account, replica: ReplicaID("chaos-checker"), epoch: nil, cursor: cursor, seen: .zero,
-                    limit: 500, isResync: true))
-            for record in page.records {
-                records[record.key] = record
-            }
-            if page.isComplete || page.cursor <= cursor {
-                return records
-            }
-            cursor = page.cursor
         }
     }
 

@@ -4,6 +4,7 @@
 import Foundation
 import Testing
 import ValueStoreSync
+import ValueStoreTestSupport
 
 @Suite(.timeLimit(.minutes(3))) struct SyncServerProcessTests {
     /// A pull of `account`'s records from the start, as a device's first.
@@ -64,6 +65,7 @@ import ValueStoreSync
         (["VALUESTORE_SYNC_PORT": "eighty"], "VALUESTORE_SYNC_PORT"),
         (["PGPORT": "eighty"], "PGPORT=eighty is not a port number"),
         (["PGSSLMODE": "require", "PGHOST": "localhost"], "PGSSLMODE=require is not supported"),
+        (["VALUESTORE_SYNC_REQUESTS_PER_MINUTE": "many"], "VALUESTORE_SYNC_REQUESTS_PER_MINUTE"),
     ])
     func itRefusesToStartWithoutAWayToVerifyTokensOrWithABadSetting(
         settings: [String: String], named: String
@@ -77,6 +79,20 @@ import ValueStoreSync
         let server = try ServerProcess(environment: environment.merging(settings) { $1 })
         #expect(try await server.exitStatus() == 64)
         #expect(server.standardError().contains(named))
+    }
+
+    @Test func itLimitsEachAccountsRequestsAsConfigured() async throws {
+        let server = try ServerProcess(
+            environment: ServerProcess.environment(extra: ["VALUESTORE_SYNC_REQUESTS_PER_MINUTE": "1"]))
+        let port = try await server.started().port
+        let token = try await ServerProcess.token(account: "user-42")
+        let first = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: token, body: pull("user-42"))
+        #expect(first.status == 200)
+        let second = try await ServerProcess.request(
+            "POST", "/sync/v1/pull", port: port, token: token, body: pull("user-42"))
+        #expect(second.status == 429, "one request a minute: the second waits")
+        #expect(try await server.terminate() == 0)
     }
 
     @Test func overADatabaseItServesAndHealthAnswers() async throws {

@@ -1,23 +1,34 @@
 #if PostgreSQL && Configuration && Hummingbird
-import Foundation
-import JWTKit
+package import Foundation
 import Synchronization
-import ValueStoreTestSupport
+
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// A `valuestore-sync-server` process of the tests' own, its output line by line, and requests
-/// to it. Every wait is bounded and fails by name.
-final class ServerProcess: Sendable {
+/// to it. Every wait is bounded and fails by name. The server process tests and the PostgreSQL
+/// chaos test's HTTP mode start their servers through it.
+///
+/// ```swift
+/// let server = try ServerProcess(environment: ServerProcess.environment(database: true))
+/// let port = try await server.started().port
+/// let token = try await ServerProcess.token(account: "user-42")
+/// ```
+package final class ServerProcess: Sendable {
     /// A wait that did not end in time.
-    struct Timeout: Error, CustomStringConvertible {
-        var description: String
+    package struct Timeout: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The HS256 secret the tests' servers verify with (32 bytes or more).
-    static let secret = "a-secret-of-the-tests-32-bytes-long"
+    package static let secret = "a-secret-of-the-tests-32-bytes-long"
 
     private let process: Process
     private let output: AsyncStream<String>
@@ -25,7 +36,7 @@ final class ServerProcess: Sendable {
     private let errors = FileManager.default.temporaryDirectory.appending(path: "sync-server-\(UUID().uuidString).log")
 
     /// Starts the server with exactly `environment` (plus `PATH`), its output read line by line.
-    init(environment: [String: String]) throws {
+    package init(environment: [String: String]) throws {
         process = Process()
         process.executableURL = try HelperProcess.executable(named: "valuestore-sync-server")
         process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]) { a, _ in
@@ -60,7 +71,7 @@ final class ServerProcess: Sendable {
 
     /// The environment of a server on a free port that verifies the tests' tokens, with no
     /// database unless `database` (then the `PG*` variables of this process, pg_virtualenv's).
-    static func environment(database: Bool = false, extra: [String: String] = [:]) -> [String: String] {
+    package static func environment(database: Bool = false, extra: [String: String] = [:]) -> [String: String] {
         var environment = ["VALUESTORE_SYNC_HOST": "127.0.0.1", "VALUESTORE_SYNC_PORT": "0"]
         environment["VALUESTORE_SYNC_JWT_HS256_SECRET"] = secret
         if database {
@@ -72,7 +83,7 @@ final class ServerProcess: Sendable {
     }
 
     /// The lines the server prints up to its "listening on" line, and the port it names.
-    func started(within limit: Duration = .seconds(60)) async throws -> (lines: [String], port: Int) {
+    package func started(within limit: Duration = .seconds(60)) async throws -> (lines: [String], port: Int) {
         try await bounded(limit, "the server to say it listens") {
             var lines: [String] = []
             for await line in self.output {
@@ -87,19 +98,25 @@ final class ServerProcess: Sendable {
         }
     }
 
+    /// Kills the server (`kill -9`): requests in flight get no answer, streams end with no
+    /// goodbye. Wait for it with ``exitStatus(within:)``.
+    package func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+    }
+
     /// Sends SIGTERM and returns the exit status, waiting at most `limit` (then SIGKILL, and a
     /// failure naming the wait).
-    func terminate(within limit: Duration = .seconds(20)) async throws -> Int32 {
-        kill(process.processIdentifier, SIGTERM)
+    package func terminate(within limit: Duration = .seconds(20)) async throws -> Int32 {
+        Foundation.kill(process.processIdentifier, SIGTERM)
         return try await exitStatus(within: limit)
     }
 
     /// The exit status, waiting at most `limit`.
-    func exitStatus(within limit: Duration = .seconds(20)) async throws -> Int32 {
+    package func exitStatus(within limit: Duration = .seconds(20)) async throws -> Int32 {
         let deadline = ContinuousClock.now + limit
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
+                Foundation.kill(process.processIdentifier, SIGKILL)
                 throw Timeout(description: "the server did not exit within \(limit)")
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -108,37 +125,42 @@ final class ServerProcess: Sendable {
     }
 
     /// What the server wrote to standard error; call after it exited.
-    func standardError() -> String {
+    package func standardError() -> String {
         (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
     }
 
     deinit {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            Foundation.kill(process.processIdentifier, SIGKILL)
         }
         try? FileManager.default.removeItem(at: errors)
     }
 
-    /// A token the tests' servers accept for `account`, or one spoiled as the test asks.
-    static func token(
+    /// A token the tests' servers accept for `account` (a JWT signed with HS256), or one
+    /// spoiled as the test asks.
+    package static func token(
         account: String, expiresIn: TimeInterval = 300, audience: String? = nil, secret: String = secret
     ) async throws -> String {
-        struct Claims: JWTPayload {
-            var sub: SubjectClaim
-            var exp: ExpirationClaim
-            var aud: AudienceClaim?
-            func verify(using algorithm: some JWTAlgorithm) async throws {}
+        struct Claims: Encodable {
+            var sub: String
+            var exp: Int
+            var aud: String?
         }
-        let keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        return try await keys.sign(
-            Claims(
-                sub: SubjectClaim(value: account), exp: ExpirationClaim(value: Date().addingTimeInterval(expiresIn)),
-                aud: audience.map { AudienceClaim(value: $0) }))
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        let claims = Claims(
+            sub: account, exp: Int(Date().addingTimeInterval(expiresIn).timeIntervalSince1970), aud: audience)
+        let signed =
+            base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "." + base64URL(try JSONEncoder().encode(claims))
+        let signature = HMAC<SHA256>.authenticationCode(
+            for: Data(signed.utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return signed + "." + base64URL(Data(signature))
     }
 
     /// The status and body of a request to the server on `port`.
-    static func request(
+    package static func request(
         _ method: String, _ path: String, port: Int, token: String? = nil, body: Data? = nil
     ) async throws -> (status: Int, body: Data) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!, timeoutInterval: 20)
@@ -156,7 +178,7 @@ final class ServerProcess: Sendable {
 }
 
 /// Runs `body`, failing with `Timeout` naming `what` when it takes longer than `limit`.
-func bounded<Result: Sendable>(
+package func bounded<Result: Sendable>(
     _ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     try await withThrowingTaskGroup(of: Result?.self) { group in
