@@ -9,7 +9,7 @@ import ValueStoreTestSupport
 
 /// An idle device over HTTP: once it has synced, it holds its poke stream open and sends nothing
 /// else, however many heartbeats of quiet the stream carries.
-@Suite(.timeLimit(.minutes(1))) struct SyncHTTPIdleTests {
+@Suite(.timeLimit(.minutes(2))) struct SyncHTTPIdleTests {
     @Test func anIdleDeviceMakesNoRequestBeyondItsOpenStream() async throws {
         try await HTTPSandbox.with { sandbox in
             // One service for the whole test (its streams live in it), with a heartbeat every
@@ -34,19 +34,20 @@ import ValueStoreTestSupport
             defer { syncing.cancel() }
 
             // Settled: the stream said `ready`, a pull came after it (the reconnect's pull), and
-            // 20 heartbeats went by since the last request with the device idle.
+            // 5 heartbeats went by since the last request with the device idle. (Heartbeats, not
+            // time: a full run's busy pool delays the server's 10 ms ticks and a device's polls alike.)
             let heartbeats = try await traffic.wait("the device settling after its stream's ready") { events in
                 guard let ready = events.firstIndex(of: .ready),
                     let pull = events.lastIndex(of: .request("POST v1/pull")), pull > ready,
                     let last = events.lastIndex(where: \.isRequest)
                 else { return false }
                 let status = device.status
-                return events[last...].count { $0 == .heartbeat } >= 20 && status.phase == .idle
+                return events[last...].count { $0 == .heartbeat } >= 5 && status.phase == .idle
                     && status.pendingChanges == 0
             }
             let settled = traffic.events.count { $0.isRequest }
-            try await traffic.wait("100 heartbeats more") { events in
-                events.count { $0 == .heartbeat } >= heartbeats + 100
+            try await traffic.wait("20 heartbeats more") { events in
+                events.count { $0 == .heartbeat } >= heartbeats + 20
             }
 
             let events = traffic.events
@@ -108,13 +109,13 @@ private final class Traffic: Sendable {
         return watched
     }
 
-    /// Waits until `condition` holds of the events, up to 20 seconds, failing by `what`.
+    /// Waits until `condition` holds of the events, up to 45 seconds, failing by `what`.
     ///
     /// - Returns: How many heartbeats had gone by when it held.
     @discardableResult
     func wait(_ what: String, until condition: @escaping @Sendable ([Event]) -> Bool) async throws -> Int {
         let rings = self.rings
-        let heartbeats = try await within(.seconds(20), what) { () async -> Int? in
+        let heartbeats = try await within(.seconds(45), what) { () async -> Int? in
             for await _ in rings {
                 let events = self.events
                 if condition(events) { return events.count { $0 == .heartbeat } }
