@@ -186,7 +186,9 @@ if withHTTP {
         // Pushes over HTTP beside the same pushes through table.remote(for:), one device and 32.
         .executableTarget(
             name: "SyncHTTPBenchmarks",
-            dependencies: http + ["SyncHTTPSupport", .product(name: "Benchmark", package: "benchmark")],
+            dependencies: http + [
+                "SyncHTTPSupport", "PostgresLatencySupport", .product(name: "Benchmark", package: "benchmark"),
+            ],
             path: "Benchmarks/SyncHTTPBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import PostgresLatencySupport
 import PostgresNIO
 import SyncHTTPSupport
 import Synchronization
@@ -24,17 +25,7 @@ extension Benchmark.Configuration {
 }
 
 /// One running client for the process; each benchmark runs in a process of its own.
-let client: PostgresClient? = {
-    let environment = ProcessInfo.processInfo.environment
-    guard let host = environment["PGHOST"], let user = environment["PGUSER"] else { return nil }
-    let client = PostgresClient(
-        configuration: .init(
-            host: host, port: environment["PGPORT"].flatMap(Int.init) ?? 5432, username: user,
-            password: environment["PGPASSWORD"], database: environment["PGDATABASE"], tls: .disable),
-        backgroundLogger: Logger(label: "benchmarks"))
-    Task.detached { await client.run() }
-    return client
-}()
+let client = runningClient(label: "benchmarks")
 
 /// A device of a benchmark: its remote, and what each of its pushes names.
 final class Device: Sendable {
