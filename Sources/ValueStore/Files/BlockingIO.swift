@@ -1,14 +1,16 @@
 import Foundation
 import Synchronization
 
-/// The threads every blocking system call of the file stores, the settings file, the encrypted
-/// store (key derivation included) and a sync replica's journal runs on: never the cooperative
-/// pool, whose few threads are the whole app's, and never the caller's executor.
+/// The threads the file stores' writes, the settings file's reads, the encrypted store (key
+/// derivation included) and a sync replica's journal run their blocking system calls on: never
+/// the cooperative pool, whose few threads are the whole app's, and never the caller's
+/// executor. A plain file's load is not among them: its hand-off cost more than its benchmark's
+/// target allows, so it reads on the pool (see `ValueStore.file(_:)`).
 ///
 /// A slow disk (a network volume, an `fsync` the kernel holds for seconds) then holds only these
 /// threads: tasks that do not wait for the disk, an in-memory store's load or a `cached()` hit,
 /// go on running. An operation runs as a whole on them, with the threads as its task's
-/// preferred executor (`withTaskExecutorPreference`): a load's open, read and close, a save's
+/// preferred executor (`withTaskExecutorPreference`): an encrypted load's open, read and close, a save's
 /// lock, write, flush and rename, and the waits for this process's locks in between, pay for
 /// one hand-off there and one back, and keep their task's locals and cancellation.
 ///
