@@ -337,13 +337,12 @@ import Testing
             bytes.replaceSubrange(5..<9, with: [0xFF, 0xFF, 0xFF, 0xFF])
             bytes.replaceSubrange(57..<89, with: Digest.sha256(bytes.prefix(57)))
             try bytes.write(to: saltFile)
-            let clock = ContinuousClock()
-            let start = clock.now
+            // 2^32 - 1 rounds of PBKDF2 would take hours: the suite's time bound is the check that
+            // the count is refused before any derivation, not a clock in the test.
             let error = await #expect(throws: ValueStoreError.self) {
                 try await EncryptionKey.derived(fromPassphrase: "pw", saltFile: saltFile)
             }
             #expect(error?.code == .corrupted)
-            #expect(clock.now - start < .seconds(5), "refused before any PBKDF2 work")
         }
     }
 
