@@ -27,6 +27,9 @@ final class PostgresListener: Sendable {
     }
 
     let client: PostgresClient
+    /// The listener's use of ``client``, so what it learns of reaching the server lasts while it
+    /// runs.
+    let use: PostgresClientUse
     let table: PostgresTableName
     /// What errors call the table: `PostgreSQL table 'app_values'`.
     let label: String
@@ -42,6 +45,7 @@ final class PostgresListener: Sendable {
 
     init(client: PostgresClient, table: PostgresTableName, label: String, writer: String, heartbeat: Duration) {
         self.client = client
+        self.use = PostgresClientUse(client)
         self.table = table
         self.label = label
         self.writer = writer
@@ -104,10 +108,10 @@ final class PostgresListener: Sendable {
                 // Its connection died: so may the pool's others. Marked before the streams hear,
                 // so their reloads wait briefly for a connection.
                 pause = .milliseconds(20)
-                PostgresReachability.shared.lost(client)
+                PostgresReachability.shared.lost(use)
                 report(.doubtful)
             case .lost:
-                PostgresReachability.shared.lost(client)
+                PostgresReachability.shared.lost(use)
                 report(.doubtful)
             case .cannotListen(let reason):
                 report(.failed(ValueStoreError(.unavailable, store: label, reason: "cannot follow changes: \(reason)")))
@@ -146,7 +150,7 @@ final class PostgresListener: Sendable {
         let silent = Flag()
         do {
             try await PostgresLeases.shared.withConnection(of: client) { connection in
-                PostgresReachability.shared.reached(client)
+                PostgresReachability.shared.reached(use)
                 // A pooled connection may be dead already: LISTEN on it would wait forever.
                 let watchdog = close(connection, unless: listened, within: heartbeat * 2, closing: silent)
                 defer { watchdog.cancel() }

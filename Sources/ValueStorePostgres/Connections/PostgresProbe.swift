@@ -40,20 +40,22 @@ final class PostgresProbe: Sendable {
         var at: ContinuousClock.Instant
     }
 
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    /// By the client use's ``PostgresClientUse/id``: a client at a dropped one's address never
+    /// finds its outcome.
+    private let entries = Mutex<[UInt64: Entry]>([:])
 
-    /// The outcome of a probe of `client` that ended within ``freshness``.
-    func outcome(of client: PostgresClient) -> Outcome? {
+    /// The outcome of a probe of the client that ended within ``freshness``.
+    func outcome(of client: PostgresClientUse) -> Outcome? {
         entries.withLock { entries in
-            guard let entry = entries[ObjectIdentifier(client)], ContinuousClock.now - entry.at < Self.freshness
+            guard let entry = entries[client.id], ContinuousClock.now - entry.at < Self.freshness
             else { return nil }
             return entry.outcome
         }
     }
 
-    /// Starts a probe of `client`, unless one runs or a fresh outcome is known.
-    func start(_ client: PostgresClient) {
-        let id = ObjectIdentifier(client)
+    /// Starts a probe of the client, unless one runs or a fresh outcome is known.
+    func start(_ client: PostgresClientUse) {
+        let id = client.id
         let now = ContinuousClock.now
         let begins = entries.withLock { entries in
             entries = entries.filter { $0.value.probing || now - $0.value.at < .seconds(10) }
@@ -64,10 +66,22 @@ final class PostgresProbe: Sendable {
             return true
         }
         guard begins else { return }
+        // The task holds the use: its outcome is recorded before the use can end and forget it.
         Task {
-            let outcome = await Self.probe(client)
+            let outcome = await Self.probe(client.client)
             entries.withLock { $0[id] = Entry(probing: false, outcome: outcome, at: .now) }
         }
+    }
+
+    /// The client's last use ended: its outcomes go.
+    func forget(_ id: UInt64) {
+        entries.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// Whether a probe runs or an outcome is known under `id`, for tests: neither once its last
+    /// use ended (and its probe returned).
+    func knows(_ id: UInt64) -> Bool {
+        entries.withLock { $0[id] != nil }
     }
 
     private static func probe(_ client: PostgresClient) async -> Outcome {

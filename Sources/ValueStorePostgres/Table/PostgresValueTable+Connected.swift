@@ -46,7 +46,7 @@ extension PostgresValueTable {
                 silent += 1
                 tries -= 1
             } catch let error as LostConnection {
-                PostgresReachability.shared.lost(client)
+                PostgresReachability.shared.lost(clientUse)
                 // The pool may lend the connection just closed once more before it notices.
                 guard tries < 3, !Task.isCancelled else {
                     guard error.underlying is PSQLError else {
@@ -73,6 +73,7 @@ extension PostgresValueTable {
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let client = client
+        let use = clientUse
         let connectTimeout = connectTimeout
         let bound = operationTimeout
         let attempt = LeaseAttempt<Result>(cancelsOperation: step == .read, settled: settled)
@@ -94,7 +95,7 @@ extension PostgresValueTable {
                                 }
                                 leases.vouch(for: connection, of: client)
                             }
-                            PostgresReachability.shared.reached(client)
+                            PostgresReachability.shared.reached(use)
                             leases.add(1, for: client)
                             defer { leases.add(-1, for: client) }
                             let backend: Int32?
@@ -114,7 +115,7 @@ extension PostgresValueTable {
                             return try await operation(connection)
                         }
                     } timer: {
-                        try await Self.waitForConnection(of: client, connectTimeout: connectTimeout)
+                        try await Self.waitForConnection(of: use, connectTimeout: connectTimeout)
                     }
                 }
             } onCancel: {

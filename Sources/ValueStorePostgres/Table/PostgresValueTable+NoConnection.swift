@@ -10,7 +10,7 @@ extension PostgresValueTable {
     /// (the connections the pool holds may be found dead during the wait); at once when a
     /// ``PostgresProbe``, started after 100 ms without a connection, finds the server refusing
     /// the connection or the login, which the pool would only retry later.
-    static func waitForConnection(of client: PostgresClient, connectTimeout: Duration) async throws {
+    static func waitForConnection(of client: PostgresClientUse, connectTimeout: Duration) async throws {
         let start = ContinuousClock.now
         while true {
             switch PostgresProbe.shared.outcome(of: client) {
@@ -29,7 +29,7 @@ extension PostgresValueTable {
 
     /// How long a call waits for one of `client`'s connections: `timeout` while one is known to
     /// be open or the server accepted a probe's (the pool is busy), at most 2 s otherwise.
-    private static func waitLimit(for client: PostgresClient, timeout: Duration) -> Duration {
+    private static func waitLimit(for client: PostgresClientUse, timeout: Duration) -> Duration {
         if case .connected? = PostgresProbe.shared.outcome(of: client) {
             return timeout
         }
@@ -41,13 +41,13 @@ extension PostgresValueTable {
     /// whether the server refused the connection, the pool was busy, or the server could not be
     /// reached.
     func noConnection(store: String) -> ValueStoreError {
-        let outcome = PostgresProbe.shared.outcome(of: client)
-        let reached = PostgresReachability.shared.isReached(client)
-        let timeout = Self.waitLimit(for: client, timeout: connectTimeout)
+        let outcome = PostgresProbe.shared.outcome(of: clientUse)
+        let reached = PostgresReachability.shared.isReached(clientUse)
+        let timeout = Self.waitLimit(for: clientUse, timeout: connectTimeout)
         if PostgresLeases.shared.count(for: client) == 0, PostgresChanges.shared.listenerCount(client: client) == 0 {
             // None came, and this process holds none, for operations or listening: the pool
             // may hold only dead ones, or none at all.
-            PostgresReachability.shared.lost(client)
+            PostgresReachability.shared.lost(clientUse)
         }
         switch outcome {
         case .loginRefused(let failure)?:

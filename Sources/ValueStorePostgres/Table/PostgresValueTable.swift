@@ -95,6 +95,8 @@ public struct PostgresValueTable: Sendable {
 
     let table: PostgresTableName
     let writer: String
+    /// The table's use of ``client``: what is learned about reaching the server is kept under it.
+    var clientUse: PostgresClientUse
 
     /// A table of values reached through `client`.
     ///
@@ -111,6 +113,7 @@ public struct PostgresValueTable: Sendable {
         self.client = client
         self.table = try PostgresTableName(name)
         self.writer = PostgresChanges.writer(for: client)
+        self.clientUse = PostgresClientUse(client)
     }
 
     /// What the table is, for error messages: `PostgreSQL table 'app_values'`.
