@@ -11,11 +11,11 @@ import ValueStoreTestSupport
         return UInt64(info.st_ino)
     }
 
-    @Test func aFinishedHelpersPipesAreClosed() throws {
+    @Test func aFinishedHelpersPipesAreClosed() async throws {
         var held: [(descriptor: Int32, inode: UInt64?)] = []
         do {
             let helper = try HelperProcess("sync-read")  // a usage error: it exits at once
-            #expect(helper.wait() == 64)
+            #expect(await helper.exitStatus() == 64)
             _ = helper.lines()
             held = helper.descriptors.map { ($0, inode(at: $0)) }
         }
