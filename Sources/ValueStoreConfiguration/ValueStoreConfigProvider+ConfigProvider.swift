@@ -119,14 +119,11 @@ extension ValueStoreConfigProvider: ConfigProvider {
         let (stream, continuation) = AsyncStream<any ConfigSnapshot>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // The current snapshot is yielded in the lock, as in `watchValue`.
         let id = storage.withLock { storage in
-            let id = storage.nextWatcher
-            storage.nextWatcher += 1
-            storage.snapshotWatchers[id] = continuation
             continuation.yield(storage.snapshot)
-            return id
+            return storage.snapshotWatchers.add(continuation)
         }
         defer {
-            storage.withLock { _ = $0.snapshotWatchers.removeValue(forKey: id) }
+            storage.withLock { $0.snapshotWatchers.remove(id) }
             continuation.finish()
         }
         return try await updatesHandler(ConfigUpdatesAsyncSequence(stream))

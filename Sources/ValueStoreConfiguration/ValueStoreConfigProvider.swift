@@ -69,7 +69,7 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
         var nextLoad: UInt64 = 1
         var nextWatcher = 0
         var valueWatchers: [AbsoluteConfigKey: [Int: ValueWatcher]] = [:]
-        var snapshotWatchers: [Int: AsyncStream<any ConfigSnapshot>.Continuation] = [:]
+        var snapshotWatchers = StreamListeners<any ConfigSnapshot>()
     }
 
     /// A provider over `store`, loaded once before it returns.
@@ -197,7 +197,7 @@ public final class ValueStoreConfigProvider<Snapshot: FileConfigSnapshot>: Senda
                     }
                 }
             }
-            return (updates, Array(storage.snapshotWatchers.values))
+            return (updates, storage.snapshotWatchers.all)
         }
         for (watcher, value) in valueUpdates {
             watcher.continuation.yield(value)

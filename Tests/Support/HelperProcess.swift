@@ -54,8 +54,18 @@ package struct HelperProcess {
     }
 
     /// Reads the next line the process prints, without the newline; `nil` once it closed its
-    /// output. Reads byte by byte, so nothing after the line is consumed.
-    @concurrent package func nextLine() async -> String? {
+    /// output. Reads byte by byte, so nothing after the line is consumed, on a thread of its own:
+    /// the process may take as long as it likes to print, and the wait holds none of the
+    /// cooperative pool's threads.
+    package func nextLine() async -> String? {
+        let output = output
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: Self.line(from: output)) }.start()
+        }
+    }
+
+    /// Reads the next line from `output`, blocking this thread until it comes.
+    private static func line(from output: Pipe) -> String? {
         var line = Data()
         while true {
             guard let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first else {

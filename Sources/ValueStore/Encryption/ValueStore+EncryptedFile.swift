@@ -150,9 +150,7 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         identity: String? = nil,
         durability: FileOptions.Durability = .durable
     ) -> Self {
-        ValueStore<EncryptionKeyring, Value>
-            .encryptedFile(url, identity: identity, durability: durability, remembersLastFile: true)
-            .provide(EncryptionKeyring(current: key))
+        encryptedFile(url, keyring: EncryptionKeyring(current: key), identity: identity, durability: durability)
     }
 
     /// A store that keeps a `Codable` value in an encrypted file, saving with the keyring's

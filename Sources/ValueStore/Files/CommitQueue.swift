@@ -53,7 +53,7 @@ final class CommitQueue: Sendable {
         case exclusive(CheckedContinuation<Void, Never>)
     }
 
-    private struct Queue {
+    private struct Queue: WaitingLine {
         var waiting: [Waiting] = []
     }
 
@@ -180,15 +180,7 @@ final class CommitQueue: Sendable {
 
     /// Ends the turn in flight: the next waiting turn starts, or the key goes idle.
     private func passTurn(_ key: String) {
-        let next = queues.withLock { queues -> Waiting? in
-            guard var queue = queues[key], !queue.waiting.isEmpty else {
-                queues[key] = nil
-                return nil
-            }
-            let next = queue.waiting.removeFirst()
-            queues[key] = queue
-            return next
-        }
+        let next = queues.withLock { $0.takeNextInLine(for: key) }
         switch next {
         case nil:
             break

@@ -34,10 +34,10 @@ final class TurnLocks<Key: Hashable & Sendable>: Sendable {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct Entry {
+    private struct Entry: WaitingLine {
         /// The body the holder runs, if it runs one.
         var holder: UpdateBody?
-        var waiters: [Waiter] = []
+        var waiting: [Waiter] = []
     }
 
     /// What a writer does on arrival.
@@ -97,7 +97,7 @@ final class TurnLocks<Key: Hashable & Sendable>: Sendable {
                     if current?.currentRun != nil { return .bypasses }
                     watching = (holder, run)
                 }
-                entry.waiters.append(Waiter(id: id, body: body, continuation: continuation))
+                entry.waiting.append(Waiter(id: id, body: body, continuation: continuation))
                 entries[key] = entry
                 return .waits(watching: watching)
             }
@@ -131,9 +131,9 @@ final class TurnLocks<Key: Hashable & Sendable>: Sendable {
         }
         let refused = entries.withLock { entries -> Waiter? in
             guard watching.body.currentRun == watching.run, var entry = entries[key],
-                let index = entry.waiters.firstIndex(where: { $0.id == id })
+                let index = entry.waiting.firstIndex(where: { $0.id == id })
             else { return nil }
-            let waiter = entry.waiters.remove(at: index)
+            let waiter = entry.waiting.remove(at: index)
             entries[key] = entry
             return waiter
         }
@@ -143,13 +143,10 @@ final class TurnLocks<Key: Hashable & Sendable>: Sendable {
     /// Ends the turn in flight: the longest waiter gets it, or the key goes idle.
     private func passTurn(_ key: Key) {
         let next = entries.withLock { entries -> Waiter? in
-            guard var entry = entries[key], !entry.waiters.isEmpty else {
-                entries[key] = nil
-                return nil
+            let next = entries.takeNextInLine(for: key)
+            if let next {
+                entries[key]?.holder = next.body
             }
-            let next = entry.waiters.removeFirst()
-            entry.holder = next.body
-            entries[key] = entry
             return next
         }
         next?.continuation.resume()

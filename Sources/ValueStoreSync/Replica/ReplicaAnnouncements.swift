@@ -1,4 +1,5 @@
 import Synchronization
+import ValueStore
 
 /// What the replica's streams are yet to hear: taken from ``ReplicaState`` in its lock, told
 /// after it.
@@ -43,9 +44,9 @@ extension ReplicaState {
         }
         return ReplicaAnnouncements(
             status: statusIsDue ? status : nil,
-            statusListeners: statusIsDue ? Array(statusListeners.values) : [],
+            statusListeners: statusIsDue ? statusListeners.all : [],
             conflicts: dueConflicts,
-            conflictListeners: dueConflicts.isEmpty ? [] : Array(conflictListeners.values),
+            conflictListeners: dueConflicts.isEmpty ? [] : conflictListeners.all,
             doorbell: bellIsDue ? doorbell : nil)
     }
 }

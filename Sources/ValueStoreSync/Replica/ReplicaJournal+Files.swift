@@ -74,6 +74,13 @@ extension ReplicaJournal {
         }
     }
 
+    /// Cuts the journal open at `descriptor` off at `length` bytes, and flushes the cut: what
+    /// followed (an incomplete entry, a failed append) is gone for good, crash or not.
+    func cut(_ descriptor: Int32, at length: Int) throws {
+        try fileSystem.truncate(descriptor, Int64(length))
+        try fileSystem.synchronizeData(descriptor)
+    }
+
     /// Reads the whole file open at `descriptor`.
     func readAll(_ descriptor: Int32) throws -> [UInt8] {
         var contents: [UInt8] = []

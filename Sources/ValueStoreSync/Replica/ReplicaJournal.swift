@@ -111,8 +111,7 @@ final class ReplicaJournal: Sendable {
             try keep(tail)
         }
         do {
-            try fileSystem.truncate(state.descriptor, Int64(end))
-            try fileSystem.synchronizeData(state.descriptor)
+            try cut(state.descriptor, at: end)
         } catch {
             state.broken = "its incomplete last entry could not be cut off (errno \(Self.code(of: error)))"
             throw failure("could not cut off its incomplete last entry")
@@ -261,8 +260,7 @@ final class ReplicaJournal: Sendable {
                 let code = Self.code(of: error)
                 // Undo the partial entry, so that the next append does not follow it.
                 do {
-                    try fileSystem.truncate(state.descriptor, Int64(start))
-                    try fileSystem.synchronizeData(state.descriptor)
+                    try cut(state.descriptor, at: start)
                 } catch {
                     state.broken = "an append failed (errno \(code)) and could not be undone"
                 }

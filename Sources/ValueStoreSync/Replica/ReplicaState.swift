@@ -51,9 +51,8 @@ struct ReplicaState {
     var phase = SyncStatus.Phase.idle
 
     /// Streams of ``SyncReplica/statusUpdates()`` and ``SyncReplica/conflicts()``.
-    var statusListeners: [UInt64: AsyncStream<SyncStatus>.Continuation] = [:]
-    var conflictListeners: [UInt64: AsyncStream<SyncConflict>.Continuation] = [:]
-    var nextListener: UInt64 = 0
+    var statusListeners = StreamListeners<SyncStatus>()
+    var conflictListeners = StreamListeners<SyncConflict>()
     /// Each key's stores' change signals.
     var keyChanges: [String: ChangeBroadcaster] = [:]
 

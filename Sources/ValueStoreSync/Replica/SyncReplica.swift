@@ -112,7 +112,7 @@ public final class SyncReplica: Sendable {
     deinit {
         // The streams end with the replica: a loop over them finishes, and leaks nothing.
         let (statuses, conflicts) = state.withLock { state in
-            (Array(state.statusListeners.values), Array(state.conflictListeners.values))
+            (state.statusListeners.all, state.conflictListeners.all)
         }
         for listener in statuses {
             listener.finish()
@@ -176,14 +176,11 @@ public final class SyncReplica: Sendable {
         // come before it; nobody iterates the stream yet, so the yield wakes no task (see
         // ``ReplicaAnnouncements``).
         let id = state.withLock { state in
-            let id = state.nextListener
-            state.nextListener += 1
-            state.statusListeners[id] = continuation
             continuation.yield(state.status)
-            return id
+            return state.statusListeners.add(continuation)
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.statusListeners.removeValue(forKey: id) }
+            self?.state.withLock { $0.statusListeners.remove(id) }
         }
         return stream
     }
@@ -201,14 +198,9 @@ public final class SyncReplica: Sendable {
     /// - Returns: A stream of conflicts, none of them missed while it is iterated.
     public func conflicts() -> AsyncStream<SyncConflict> {
         let (stream, continuation) = AsyncStream<SyncConflict>.makeStream()
-        let id = withState { state in
-            let id = state.nextListener
-            state.nextListener += 1
-            state.conflictListeners[id] = continuation
-            return id
-        }
+        let id = withState { $0.conflictListeners.add(continuation) }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.conflictListeners.removeValue(forKey: id) }
+            self?.state.withLock { $0.conflictListeners.remove(id) }
         }
         return stream
     }

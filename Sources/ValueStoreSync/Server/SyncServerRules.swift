@@ -63,18 +63,6 @@ package enum SyncServerRules {
         package var write: SyncServerRecord?
         package var archive: SyncArchivedConflict?
         package var idempotency: SyncIdempotencyEntry?
-
-        init(
-            _ outcome: SyncPushResponse.Outcome,
-            write: SyncServerRecord? = nil,
-            archive: SyncArchivedConflict? = nil,
-            idempotency: SyncIdempotencyEntry? = nil
-        ) {
-            self.outcome = outcome
-            self.write = write
-            self.archive = archive
-            self.idempotency = idempotency
-        }
     }
 
     /// Settles one change from `pusher` against the key's `current` record.
@@ -135,38 +123,39 @@ package enum SyncServerRules {
         let identity = change.identity
         if let entry, entry.identity == identity {
             guard entry.digest == digest else {
-                return PushDecision(.rejected(reusedStamp(change, by: pusher)))
+                return PushDecision(outcome: .rejected(reusedStamp(change, by: pusher)))
             }
-            return PushDecision(replay(entry.outcome, of: change, current: current))
+            return PushDecision(outcome: replay(entry.outcome, of: change, current: current))
         }
         // A change made on the entry's change is later whatever its stamp: stamped again after a
         // clock ran ahead, it can come before a change of its own whose answer it never heard.
         if let entry, change.stamp < entry.stamp, !change.isMade(on: entry.identity) {
-            return PushDecision(current.map { .overtaken($0.record) } ?? .superseded)
+            return PushDecision(outcome: current.map { .overtaken($0.record) } ?? .superseded)
         }
         if let record = current?.record {
             if record.identity == identity {
                 guard Self.digest(of: record) == digest else {
-                    return PushDecision(.rejected(reusedStamp(change, by: pusher)))
+                    return PushDecision(outcome: .rejected(reusedStamp(change, by: pusher)))
                 }
                 let version = current?.version ?? version
-                return PushDecision(.accepted(version), idempotency: recording(change, digest, .accepted(version)))
+                return PushDecision(
+                    outcome: .accepted(version), idempotency: recording(change, digest, .accepted(version)))
             }
             if record.isMade(on: identity) {
-                return PushDecision(.overtaken(record))
+                return PushDecision(outcome: .overtaken(record))
             }
         }
         // A record stamped in the server's future (a server clock that was ahead, then
         // corrected) is after the server's time; a change stamped after it is not ahead of it.
         let reference = max(serverTime, current?.record.stamp.milliseconds ?? serverTime)
         if change.stamp.milliseconds > reference + maximumClockAhead {
-            return PushDecision(.tooFarAhead)
+            return PushDecision(outcome: .tooFarAhead)
         }
         var written = change
         written.version = version
         written.isRestoring = false
         let apply = PushDecision(
-            .accepted(version), write: SyncServerRecord(record: written, writer: pusher),
+            outcome: .accepted(version), write: SyncServerRecord(record: written, writer: pusher),
             idempotency: recording(change, digest, .accepted(version)))
         guard let current else {
             // Made on a record the key no longer has (its removal was collected): a compare
@@ -175,7 +164,7 @@ package enum SyncServerRules {
                 return lose(change, from: pusher, to: nil, digest: digest, version: version)
             }
             if change.base != nil, change.policy == .merge {
-                return PushDecision(.mergeNeeded(nil))
+                return PushDecision(outcome: .mergeNeeded(nil))
             }
             return apply
         }
@@ -205,7 +194,7 @@ package enum SyncServerRules {
         case .compareAndSet:
             return lose(change, from: pusher, to: record, digest: digest, version: version)
         case .merge:
-            return PushDecision(.mergeNeeded(record))
+            return PushDecision(outcome: .mergeNeeded(record))
         }
     }
 
@@ -234,7 +223,8 @@ package enum SyncServerRules {
             return bothRemovals ? apply : displace(current, by: change, apply: apply)
         }
         if bothRemovals {
-            return PushDecision(.overtaken(record), idempotency: recording(change, digest, .accepted(current.version)))
+            return PushDecision(
+                outcome: .overtaken(record), idempotency: recording(change, digest, .accepted(current.version)))
         }
         return lose(change, from: pusher, to: record, digest: digest, version: version)
     }
@@ -263,7 +253,7 @@ package enum SyncServerRules {
         version: ServerVersion
     ) -> PushDecision {
         PushDecision(
-            .lost(winner),
+            outcome: .lost(winner),
             archive: SyncArchivedConflict(
                 conflict: SyncConflict(
                     key: change.key, value: change.value, stamp: change.identity, cause: .lost,

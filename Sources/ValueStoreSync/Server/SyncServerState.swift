@@ -29,11 +29,6 @@ package struct SyncServerRecord: Hashable, Sendable, Codable {
     /// The replica whose push wrote it.
     package var writer: ReplicaID
 
-    package init(record: SyncRecord, writer: ReplicaID) {
-        self.record = record
-        self.writer = writer
-    }
-
     package var version: ServerVersion { record.version ?? .zero }
 }
 
@@ -49,13 +44,6 @@ package struct SyncIdempotencyEntry: Hashable, Sendable, Codable {
     package var digest: String
     /// How it was settled.
     package var outcome: SyncRecordedOutcome
-
-    package init(stamp: HybridTimestamp, identity: HybridTimestamp, digest: String, outcome: SyncRecordedOutcome) {
-        self.stamp = stamp
-        self.identity = identity
-        self.digest = digest
-        self.outcome = outcome
-    }
 }
 
 /// How a change was settled, as its idempotency entry records it.
@@ -106,13 +94,6 @@ package struct SyncArchivedConflict: Hashable, Sendable, Codable {
     /// change displaced. A change that lost as it was pushed is not: its push's answer told the
     /// writer, which archived it then.
     package var isPulled: Bool
-
-    package init(conflict: SyncConflict, writer: ReplicaID, version: ServerVersion, isPulled: Bool) {
-        self.conflict = conflict
-        self.writer = writer
-        self.version = version
-        self.isPulled = isPulled
-    }
 }
 
 /// One author's key, for the idempotency entries.

@@ -28,13 +28,13 @@ import ValueStoreTestSupport
         try await SyncSandbox.with { sandbox in
             let laptop = try sandbox.replica("laptop")
             let inner = sandbox.server.remote(for: sandbox.account)
-            let firstSyncPulled = DispatchSemaphore(value: 0)
+            let subscribed = Mutex(false)
             let pulls = Mutex(0)
-            // Another device pushes right after the phone's first sync pulled, and the
-            // remote's pokes take that long to subscribe (at most a second): the interleaving
-            // that a run() subscribing after its first pull loses.
+            // Another device pushes right after the phone's first sync pulled, before that
+            // pull's answer arrives: a run() that subscribes to the pokes after its first pull
+            // misses the push's poke, and, its pokes being alive, never polls for it.
             let remote = SyncRemote(
-                label: "slow to subscribe",
+                label: "pushed to right after the first pull",
                 push: { try await inner.push($0) },
                 pull: { request in
                     let response = try await inner.pull(request)
@@ -46,14 +46,14 @@ import ValueStoreTestSupport
                             return pulls == 1
                         })
                     {
+                        #expect(subscribed.withLock { $0 }, "run() must subscribe to the pokes before its first pull")
                         try await laptop.store("theme", as: String.self).save("dark")
                         try await laptop.syncNow()
-                        firstSyncPulled.signal()
                     }
                     return response
                 },
                 pokes: {
-                    _ = firstSyncPulled.wait(timeout: .now() + 1)
+                    subscribed.withLock { $0 = true }
                     return inner.pokes()
                 })
             let phone = try sandbox.replica("phone", remote: remote)

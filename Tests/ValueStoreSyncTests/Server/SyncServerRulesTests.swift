@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import ValueStoreSync
+
+@testable import ValueStoreSync
 
 /// Each of the server's rules, as the pure functions both servers run.
 @Suite(.timeLimit(.minutes(2))) struct SyncServerRulesTests {

@@ -212,13 +212,15 @@ import ValueStoreTestSupport
             let settings = SettingsFile(url, options: .default, fileSystem: .live) { entries in
                 encodings.increment()
                 if encodings.value == 2 {
-                    // Another process commits after this encoding, before the locks are taken.
+                    // The file is replaced after this encoding, before the locks are taken, as
+                    // another process's commit replaces it: what it held, and "counter" set to 1.
+                    // Written here, at once: waiting for a process would hold this thread.
                     do {
-                        let writer = try HelperProcess(
-                            "settings-increment", url.path(percentEncoded: false), "counter", "1")
-                        #expect(writer.wait() == 0)
+                        var onDisk = try BinaryPropertyList.dictionary(from: Data(contentsOf: url))
+                        onDisk[PropertyListKey("counter")] = .integer(1)
+                        try BinaryPropertyList.data(of: onDisk).write(to: url, options: .atomic)
                     } catch {
-                        Issue.record(error, "the other process did not start")
+                        Issue.record(error, "the other writer could not replace the file")
                     }
                 }
                 return BinaryPropertyList.data(of: entries)
