@@ -21,6 +21,10 @@ struct PostgresStandby {
     private static let binaries = "/usr/lib/postgresql"
 
     /// Makes a standby of the server and starts it; returns once it accepts connections.
+    ///
+    /// The backup asks the primary for an immediate checkpoint (`--checkpoint=fast`): the
+    /// default, a spread one, paces its writes (about 0.1 s a dirty page) over up to 90% of
+    /// `checkpoint_timeout`, so with the pages a full run leaves dirty it took over a minute.
     static func start() async throws -> PostgresStandby {
         let environment = ProcessInfo.processInfo.environment
         let primary = try PostgresServer.configuration()
@@ -42,7 +46,7 @@ struct PostgresStandby {
             mkdir -p '\(directory)' && chown postgres '\(directory)' && chmod 700 '\(directory)'
             runuser -u postgres -- env PGPASSWORD='\(primary.password ?? "")' '\(bin)/pg_basebackup' \
                 -h '\(environment["PGHOST"] ?? "localhost")' -p '\(primary.port ?? 5432)' -U '\(primary.username)' \
-                -D '\(directory)/data' -R -X stream
+                -D '\(directory)/data' -R -X stream --checkpoint=fast
             cp '\(hba)' '\(directory)/data/pg_hba.conf'
             printf "port = \(port)\\nlisten_addresses = 'localhost'\\nunix_socket_directories = '\(directory)'\\nhot_standby = on\\n" \
                 > '\(directory)/data/postgresql.conf'

@@ -298,9 +298,7 @@ final class PostgresSyncChaosSchedule {
             try await copyADevice()
         case .dumpServer:
             let file = root.appending(path: "sync.dump")
-            try await PostgresServer.run(
-                "/usr/bin/pg_dump", "--format=custom", "--file=\(file.path(percentEncoded: false))",
-                "--table=\(table.name)_*")
+            try await PostgresServer.dump(table, to: file)
             dumpFile = file
             say("server: pg_dump of the sync tables")
         case .restoreServer:
@@ -310,10 +308,12 @@ final class PostgresSyncChaosSchedule {
             for device in devices.prefix(2) {
                 try await sync(device)
             }
-            try await PostgresServer.run(
-                "/usr/bin/pg_restore", "--clean", "--single-transaction",
-                "--dbname=\(ProcessInfo.processInfo.environment["PGDATABASE"] ?? "postgres")",
-                dumpFile.path(percentEncoded: false))
+            // Restored while the devices sync, as a restore into a live database is: it takes
+            // the accounts table's lock first, so it waits for their requests in flight instead
+            // of deadlocking with one (see PostgresServer.restore). Stopping the devices first
+            // would not cover the HTTP mode, whose servers reach PostgreSQL directly, and would
+            // no longer test requests that meet a restore.
+            try await PostgresServer.restore(dumpFile, of: table)
             model.noteServerWentBack()
             say("server: restored from the dump (same epoch)")
         case .killSyncServer, .terminateSyncServer, .renewTokens, .foreignToken:

@@ -321,18 +321,14 @@ extension PostgresTests {
                     "laptop", in: folder, account: account, remote: table.remote(for: account))
                 try await phone.store("theme", as: String.self).save("dark")
                 try await phone.syncNow()
-                let dump = folder.appending(path: "sync.dump").path(percentEncoded: false)
-                try await PostgresServer.run(
-                    "/usr/bin/pg_dump", "--format=custom", "--file=\(dump)", "--table=\(table.name)_*")
+                let dump = folder.appending(path: "sync.dump")
+                try await PostgresServer.dump(table, to: dump)
                 // Acknowledged after the dump: lost when it is restored.
                 try await phone.store("draft", as: String.self).save("Dear")
                 try await phone.syncNow()
                 try await laptop.syncNow()
                 #expect(try await laptop.store("draft", as: String.self).load() == "Dear")
-                try await PostgresServer.run(
-                    "/usr/bin/pg_restore", "--clean",
-                    "--dbname=\(ProcessInfo.processInfo.environment["PGDATABASE"] ?? "postgres")",
-                    dump)
+                try await PostgresServer.restore(dump, of: table)
                 // Another device pushes after the restore, moving the head past the phone's cursor.
                 try await laptop.store("tags", as: [String].self).save(["work"])
                 try await laptop.syncNow()
