@@ -43,9 +43,8 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         let label = store.label
         store.save = { value, _ in
             // Encoded only if this value is the one its group commit writes: of 200 saves that
-            // arrive together, one or two are encoded, not 200. On the I/O threads, as every
-            // file store's save (see BlockingIO).
-            try await BlockingIO.run { try await file.save(encoding: { try codec.encode(value, store: label) }) }
+            // arrive together, one or two are encoded, not 200.
+            try await file.save(encoding: { try codec.encode(value, store: label) })
             return value
         }
         return store

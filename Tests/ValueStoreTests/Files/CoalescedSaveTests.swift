@@ -7,16 +7,11 @@ import ValueStoreTestSupport
 @testable import ValueStoreTestHelper
 
 /// Saves that arrive while a commit to their file is in flight share the next commit, and none
-/// returns before a durable write that holds its value or a later arrival. A held commit holds
-/// one of the I/O threads, never one of the cooperative pool's (``HeldCommits`` checks it).
-@Suite(.timeLimit(.minutes(2))) struct CoalescedSaveTests {
+/// returns before a durable write that holds its value or a later arrival. Serialized: a held
+/// commit blocks one of the few threads of the cooperative pool.
+@Suite(.serialized) struct CoalescedSaveTests {
     /// A file system that holds the first rename over `path` until released (and the second,
     /// with `holdingTheSecond`), counts the renames over it, and fails the one numbered `failing`.
-    ///
-    /// A held rename holds the thread that called it, as a slow disk does: a commit runs on the
-    /// I/O threads (see `BlockingIO`), so the hold takes none of the cooperative pool's threads,
-    /// and ``firstCommitHeld()`` fails the test if it did. Bounded: a rename held for 20 seconds
-    /// goes through.
     final class HeldCommits: Sendable {
         let path: String
         let released = DispatchSemaphore(value: 0)
@@ -24,8 +19,6 @@ import ValueStoreTestSupport
         let holdsTheSecond: Bool
         let renames = Shared(0)
         let failing: Int?
-        /// How many renames were held on a thread that is not an I/O thread.
-        let heldOffIOThreads = Shared(0)
         let held: AsyncStream<Void>
         private let heldContinuation: AsyncStream<Void>.Continuation
 
@@ -46,9 +39,11 @@ import ValueStoreTestSupport
                     return count
                 }
                 if count == 1 {
-                    self.hold(until: self.released)
+                    self.heldContinuation.yield()
+                    self.released.wait()
                 } else if count == 2 && self.holdsTheSecond {
-                    self.hold(until: self.secondReleased)
+                    self.heldContinuation.yield()
+                    self.secondReleased.wait()
                 }
                 if count == self.failing {
                     throw FileSystemError(operation: "rename", code: EIO)
@@ -58,24 +53,14 @@ import ValueStoreTestSupport
             return fileSystem
         }
 
-        /// Holds the calling thread, a commit's, until `release` is signalled, or 20 seconds pass.
-        private func hold(until release: DispatchSemaphore) {
-            if !BlockingIO.isCurrentThread {
-                heldOffIOThreads.withLock { $0 += 1 }
-            }
-            heldContinuation.yield()
-            _ = release.wait(timeout: .now() + 20)
-        }
-
-        /// Waits until the first commit is held in its rename, on an I/O thread.
+        /// Waits until the first commit is held in its rename.
         func firstCommitHeld() async {
             for await _ in held { break }
-            #expect(heldOffIOThreads.value == 0, "a held commit must hold an I/O thread, not the cooperative pool's")
         }
 
-        /// Waits until the second commit is held in its rename, on an I/O thread.
+        /// Waits until the second commit is held in its rename.
         func secondCommitHeld() async {
-            await firstCommitHeld()
+            for await _ in held { break }
         }
     }
 
