@@ -153,7 +153,9 @@ import ValueStoreTestSupport
             do {
                 _ = try BinaryPropertyList.dictionary(from: Data(bytes))
             } catch let error as ValueStoreError {
-                #expect(error.code == .corrupted, "seed \(seed)")
+                // A changed byte inside a UTF-16 string can leave an unpaired surrogate, which the
+                // reader refuses as unsupportedFormat, as documented (seed 13610434938110194924).
+                #expect([.corrupted, .unsupportedFormat].contains(error.code), "seed \(seed)")
             }
         }
     }
