@@ -189,7 +189,7 @@ enum PostgresServer {
             dump.path(percentEncoded: false))
         try await run(
             "/usr/bin/psql", "--no-psqlrc", "--quiet", "--single-transaction", "--set=ON_ERROR_STOP=1",
-            "--dbname=\(ProcessInfo.processInfo.environment["PGDATABASE"] ?? "postgres")",
+            "--dbname=\(PostgresEnvironment().database ?? "postgres")",
             "--command=LOCK TABLE \"\(table.name)_accounts\" IN ACCESS EXCLUSIVE MODE",
             "--file=\(script.path(percentEncoded: false))")
     }
