@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 
-/// The threads the file stores' writes, the settings file's reads, the encrypted store (key
-/// derivation included) and a sync replica's journal run their blocking system calls on: never
-/// the cooperative pool, whose few threads are the whole app's, and never the caller's
+/// The threads the file stores' writes, the settings file's reads and commits, the encrypted
+/// store (key derivation included) and a sync replica's journal run their blocking system calls
+/// on: never the cooperative pool, whose few threads are the whole app's, and never the caller's
 /// executor. A plain file's load is not among them: its hand-off cost more than its benchmark's
 /// target allows, so it reads on the pool (see `ValueStore.file(_:)`).
 ///

@@ -11,7 +11,7 @@ import Testing
     /// Each kind of file store, as a store of strings, and how many of its writes wait for the
     /// next commit of its file.
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case file, jsonFile, encryptedFile
+        case file, jsonFile, settingsFile, encryptedFile
 
         var testDescription: String { rawValue }
 
@@ -26,6 +26,9 @@ import Testing
                 let store = ValueStore<Void, String>.jsonFile(
                     url, encoder: JSONEncoder(), decoder: JSONDecoder(), options: .default, fileSystem: fileSystem)
                 return (store, queued)
+            case .settingsFile:
+                let settings = SettingsFile(url, options: .default, fileSystem: fileSystem)
+                return (settings.store("value", as: String.self), { settings.state.withLock { $0.pending.count } })
             case .encryptedFile:
                 let store = ValueStore<EncryptionKeyring, Data>
                     .encryptedFile(url, identity: nil, durability: .durable, fileSystem: fileSystem)
@@ -108,9 +111,12 @@ import Testing
 
             let settings = SettingsFile(
                 directory.appending(path: "settings.plist"), options: .default, fileSystem: calls.fileSystem)
-            // Its reads; its group commits still run on the cooperative pool (see CONTRIBUTING.md).
             let fontSize = settings.store("fontSize", as: Int.self).default(14)
             #expect(try await fontSize.load() == 14)
+            try await fontSize.save(15)
+            #expect(try await fontSize.update { $0 += 1 } == 16)
+            try await settings.batch { batch in try batch.set("dark", for: "theme") }
+            try await fontSize.remove()
 
             let secret = ValueStore<EncryptionKeyring, Data>
                 .encryptedFile(
