@@ -294,7 +294,7 @@ import ValueStoreTesting
             try await theme.save("dark")  // its first use: nothing read, no stream
             try await other.save("sepia")
             // A poll: nothing observes `theme`, so its watch dropping the entries sends no event.
-            #expect(await eventually { try await theme.load() == "sepia" }, "the first write left no watch")
+            #expect(try await eventually { try await theme.load() == "sepia" }, "the first write left no watch")
         }
     }
 
