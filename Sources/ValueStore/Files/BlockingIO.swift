@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 
-/// The threads the file stores' writes, the settings file's reads, the encrypted store (key
-/// derivation included) and a sync replica's journal run their blocking system calls on: never
-/// the cooperative pool, whose few threads are the whole app's, and never the caller's
+/// The threads the file stores' writes, the settings file's reads and commits, the encrypted
+/// store (key derivation included) and a sync replica's journal run their blocking system calls
+/// on: never the cooperative pool, whose few threads are the whole app's, and never the caller's
 /// executor. A plain file's load is not among them: its hand-off cost more than its benchmark's
 /// target allows, so it reads on the pool (see `ValueStore.file(_:)`).
 ///
@@ -12,7 +12,8 @@ import Synchronization
 /// go on running. An operation runs as a whole on them, with the threads as its task's
 /// preferred executor (`withTaskExecutorPreference`): an encrypted load's open, read and close, a save's
 /// lock, write, flush and rename, and the waits for this process's locks in between, pay for
-/// one hand-off there and one back, and keep their task's locals and cancellation.
+/// one hand-off there and one back, and keep their task's locals and cancellation. A group
+/// commit's waiters never come here: only its leader does (see ``CommitQueue``).
 ///
 /// ``threadCount`` threads are started as work arrives and kept. Work that finds them all busy
 /// (held in `fsync`) gets a thread of its own, up to ``maximumThreadCount``, so that a disk
@@ -43,8 +44,10 @@ package enum BlockingIO {
     /// - Parameter operation: One operation of a store; whatever is isolated to an actor still
     ///   runs on that actor.
     /// - Returns: What `operation` returns.
-    /// - Throws: What `operation` throws.
-    package static func run<Result>(_ operation: () async throws -> Result) async throws -> Result {
+    /// - Throws: What `operation` throws: nothing, when it throws nothing.
+    package static func run<Result, Failure: Error>(
+        _ operation: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
         try await withTaskExecutorPreference(IOThreads.shared, operation: operation)
     }
 

@@ -18,6 +18,9 @@ import Foundation
 ///   acknowledged before the write that holds its value, or a later one, is durable.
 /// - A lone writer commits at once: no delay, but one `Task.yield()` before it writes, so that
 ///   writes ready to run on a busy or narrow pool arrive and join its commit.
+/// - Only a group's leader runs on the I/O threads (see ``BlockingIO``), for the encoding and
+///   the commit: a waiter joins its group on its own task and waits on no thread at all, so a
+///   commit held by a slow disk holds one I/O thread, however many saves wait for it.
 /// - Contents are encoded only when committed: a save hands over a closure that encodes its
 ///   value, and the group's leader runs the last arrival's alone, so values a later arrival
 ///   replaced are never encoded. One that fails to encode fails its own save only: the arrival
@@ -67,7 +70,7 @@ final class CommitQueue: Sendable {
     nonisolated(nonsending) func write(
         _ contents: @escaping Contents,
         key: String,
-        commit: (_ contents: Data?) async throws -> Void
+        commit: @Sendable (_ contents: Data?) async throws -> Void
     ) async throws {
         // The commit signals as the writer of the value it writes: a cache whose save a later
         // arrival replaced must hear the change, and the later arrival's own cache must not.
@@ -100,29 +103,51 @@ final class CommitQueue: Sendable {
         // group that arrived meanwhile joins this commit, the last arrival's contents winning.
         await Task.yield()
         arrivals += takeWaitingGroup(key) ?? []
-        var ownFailure: (any Error)?
-        let (committed, failed) = Self.encodeLast(of: arrivals)
-        for (arrival, error) in failed {
-            if let waiter = arrival.waiter { waiter.resume(throwing: error) } else { ownFailure = error }
-        }
-        var result: Result<Void, any Error> = .success(())
-        if let (data, writer) = committed.last.map({ ($0.encoded, $0.arrival.writer) }) {
-            do {
-                try await ChangeOrigin.$writer.withValue(writer) { try await commit(data) }
-            } catch {
-                result = .failure(error)
-            }
-        }
-        for (arrival, _) in committed {
+        // Only the leader goes to the I/O threads, to encode and commit (write, fsync, rename):
+        // the waiters hold no thread, of the pool or the I/O threads, while they wait.
+        let group = arrivals
+        let outcome = await BlockingIO.run { await Self.commitLast(of: group, commit) }
+        for arrival in outcome.committed {
             guard let waiter = arrival.waiter else { continue }
-            switch result {
+            switch outcome.result {
             case .success: waiter.resume(returning: .committed)
             case .failure(let error): waiter.resume(throwing: error)
             }
         }
         passTurn(key)
-        if let ownFailure { throw ownFailure }
-        try result.get()
+        if let ownFailure = outcome.ownFailure { throw ownFailure }
+        try outcome.result.get()
+    }
+
+    /// What a group's commit did: the arrivals it committed for and its result, and the
+    /// leader's own encoding failure, if any.
+    private struct Outcome: Sendable {
+        var committed: [Arrival] = []
+        var result: Result<Void, any Error> = .success(())
+        var ownFailure: (any Error)?
+    }
+
+    /// Encodes the last arrival that encodes and commits it through `commit`, as that arrival's
+    /// writer, off the caller's executor; fails at once the waiters whose contents failed to
+    /// encode.
+    @concurrent private static func commitLast(
+        of arrivals: [Arrival],
+        _ commit: @Sendable (_ contents: Data?) async throws -> Void
+    ) async -> Outcome {
+        var outcome = Outcome()
+        let (committed, failed) = encodeLast(of: arrivals)
+        for (arrival, error) in failed {
+            if let waiter = arrival.waiter { waiter.resume(throwing: error) } else { outcome.ownFailure = error }
+        }
+        outcome.committed = committed.map(\.arrival)
+        if let (data, writer) = committed.last.map({ ($0.encoded, $0.arrival.writer) }) {
+            do {
+                try await ChangeOrigin.$writer.withValue(writer) { try await commit(data) }
+            } catch {
+                outcome.result = .failure(error)
+            }
+        }
+        return outcome
     }
 
     /// Encodes the last arrival's contents; when that fails, the one before it, and so on. Returns

@@ -28,7 +28,9 @@ public enum FileQuarantine {
     /// - Returns: Where the file is now.
     /// - Throws: ``ValueStoreError/notFound`` when there is no file, or an I/O error.
     public static func moveAside(_ url: URL) async throws -> URL {
-        let aside = try await DurableFile(url, options: .default, fileSystem: .live).moveAsideKeepingPermissions()
+        let file = DurableFile(url, options: .default, fileSystem: .live)
+        // Its locks, rename and directory flush run on the I/O threads (see BlockingIO).
+        let aside = try await BlockingIO.run { try await file.moveAsideKeepingPermissions() }
         return URL(fileURLWithPath: aside)
     }
 

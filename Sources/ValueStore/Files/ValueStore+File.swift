@@ -45,9 +45,11 @@ extension ValueStore where Environment == Void, Value == Data {
         let label = file.label
         return Self(
             label: label,
-            // Saves, removals and updates run on the I/O threads (see BlockingIO). A load does
-            // not: its hand-off there and back cost 1.5× a raw read and decode of 1 KB (target
-            // 1.3×), so it reads off the caller's executor on the cooperative pool, as before.
+            // Updates run on the I/O threads (see BlockingIO), and so do the commits of saves
+            // and removals: each joins the file's commit queue where it is, and the queue's
+            // leader alone goes there to commit (see CommitQueue). A load does not: its hand-off
+            // there and back cost 1.5× a raw read and decode of 1 KB (target 1.3×), so it reads
+            // off the caller's executor on the cooperative pool, as before.
             load: { _ in
                 guard let data = try await file.readConcurrently() else {
                     throw ValueStoreError(.notFound, store: label)
@@ -55,10 +57,10 @@ extension ValueStore where Environment == Void, Value == Data {
                 return data
             },
             save: { data, _ in
-                try await BlockingIO.run { try await file.save(data) }
+                try await file.save(data)
                 return data
             },
-            remove: { _ in try await BlockingIO.run { try await file.remove() } },
+            remove: { _ in try await file.remove() },
             update: { _, body in try await BlockingIO.run { try await file.update(body) } },
             changeSignals: { _ in file.changeSignals() }
         )

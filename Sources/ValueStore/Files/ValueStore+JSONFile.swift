@@ -43,7 +43,8 @@ extension ValueStore where Environment == Void, Value: Codable & Sendable {
         let label = store.label
         store.save = { value, _ in
             // Encoded only if this value is the one its group commit writes: of 200 saves that
-            // arrive together, one or two are encoded, not 200.
+            // arrive together, one or two are encoded, not 200. The commit's leader encodes
+            // and writes on the I/O threads (see CommitQueue).
             try await file.save(encoding: { try codec.encode(value, store: label) })
             return value
         }

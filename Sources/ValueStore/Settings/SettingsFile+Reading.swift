@@ -82,7 +82,8 @@ extension SettingsFile {
         guard keyChanges.withLock({ $0.values.contains { $0.subscriberCount > 0 } }) else { return }
         let before = generation.load(ordering: .acquiring)
         do {
-            replaceEntries(with: try await readContentsConcurrently(), ifGeneration: before)
+            replaceEntries(
+                with: try await BlockingIO.run { try await readContentsConcurrently() }, ifGeneration: before)
         } catch {
             // Every observed key loads again and shows the failure.
             state.withLock { state in

@@ -13,6 +13,9 @@ extension SettingsFile {
             // task-local) commits on its own.
             return
         }
+        // Watching from before the first write: a change another process makes once the commit
+        // read the file must make the entries it leaves be read again.
+        startWatching()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let leads = state.withLock { state in
                 state.pending.append(PendingWrite(changes: changes, continuation: continuation))
@@ -21,12 +24,12 @@ extension SettingsFile {
                 return true
             }
             if leads {
-                // The commits block, so they run on the global executor; the callers wait. They
-                // run as this file's writer, so its own watch skips their signals, and outside any
-                // transaction the leading writer's task has open.
+                // The commits block, so they run on the I/O threads (see BlockingIO); the callers
+                // wait on no thread. They run as this file's writer, so its own watch skips their
+                // signals, and outside any transaction the leading writer's task has open.
                 ChangeOrigin.$writer.withValue(writer) {
                     Self.$openTransaction.withValue(nil) {
-                        Task { await self.commitPendingWrites() }
+                        Task(executorPreference: BlockingIO.executor) { await self.commitPendingWrites() }
                     }
                 }
             }
@@ -160,8 +163,12 @@ extension SettingsFile {
             if ownConflicts == 0 {
                 outcome = try await attempt(body, running, on: base, inHeldTurn: false)
             } else {
-                outcome = try await file.inTurn(heldFor: running) { [base] in
-                    try await attempt(body, running, on: base, inHeldTurn: true)
+                outcome = try await file.inTurn(heldFor: running) {
+                    // Read again in the turn: a commit of this process may have landed since
+                    // `base` was read, before the turn began; during it, only a write the body
+                    // awaits can.
+                    let current = try await BlockingIO.run { try await readContentsConcurrently() }
+                    return try await attempt(body, running, on: current, inHeldTurn: true)
                 }
             }
             switch outcome {
@@ -220,12 +227,12 @@ extension SettingsFile {
     }
 
     /// The entries a transaction or a commit starts from: from memory when known, else read
-    /// without a lock.
+    /// without a lock, on the I/O threads.
     private func startingContents() async throws -> Contents {
         if let known = state.withLock({ state in state.entries.map { Contents(data: state.data, entries: $0) } }) {
             return known
         }
-        return try await readContentsConcurrently()
+        return try await BlockingIO.run { try await readContentsConcurrently() }
     }
 
     private enum CommitOutcome {
@@ -236,9 +243,21 @@ extension SettingsFile {
         case changed(Contents, byThisProcess: Bool)
     }
 
-    /// Writes `entries` under the file's locks if the file still holds `base`'s bytes.
-    /// `inHeldTurn`: the caller holds this process's lock for the path already.
+    /// Writes `entries` under the file's locks if the file still holds `base`'s bytes, on the
+    /// I/O threads (see ``BlockingIO``). `inHeldTurn`: the caller holds this process's lock for
+    /// the path already.
     private func commit(
+        _ entries: Entries,
+        ifUnchangedSince base: Contents,
+        inHeldTurn: Bool
+    ) async throws -> CommitOutcome {
+        try await BlockingIO.run {
+            try await commitConcurrently(entries, ifUnchangedSince: base, inHeldTurn: inHeldTurn)
+        }
+    }
+
+    /// ``commit(_:ifUnchangedSince:inHeldTurn:)`` off the caller's executor.
+    @concurrent private func commitConcurrently(
         _ entries: Entries,
         ifUnchangedSince base: Contents,
         inHeldTurn: Bool
@@ -246,7 +265,7 @@ extension SettingsFile {
         do {
             // Encoded before the locks are taken: under them, only a read, a comparison and the
             // durable write.
-            let encoded = await encodeConcurrently(entries)
+            let encoded = encode(entries)
             return try await ChangeOrigin.$writer.withValue(writer) {
                 try await file.exclusively(inHeldTurn: inHeldTurn) { _ in
                     let data = try await file.readConcurrently()
@@ -266,11 +285,6 @@ extension SettingsFile {
             replaceEntries(with: nil)
             throw error
         }
-    }
-
-    /// Encodes the entries off the caller's executor.
-    @concurrent private func encodeConcurrently(_ entries: Entries) async -> Data {
-        encode(entries)
     }
 
     /// Writes the file durably, off the caller's executor.

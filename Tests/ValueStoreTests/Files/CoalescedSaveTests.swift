@@ -7,11 +7,17 @@ import ValueStoreTestSupport
 @testable import ValueStoreTestHelper
 
 /// Saves that arrive while a commit to their file is in flight share the next commit, and none
-/// returns before a durable write that holds its value or a later arrival. Serialized: a held
-/// commit blocks one of the few threads of the cooperative pool.
-@Suite(.serialized) struct CoalescedSaveTests {
+/// returns before a durable write that holds its value or a later arrival. A held commit holds
+/// one of the I/O threads, never one of the cooperative pool's (``HeldCommits`` checks it), and
+/// the saves that wait for it hold no thread.
+@Suite(.timeLimit(.minutes(2))) struct CoalescedSaveTests {
     /// A file system that holds the first rename over `path` until released (and the second,
     /// with `holdingTheSecond`), counts the renames over it, and fails the one numbered `failing`.
+    ///
+    /// A held rename holds the thread that called it, as a slow disk does: a commit runs on the
+    /// I/O threads (see `BlockingIO`), so the hold takes none of the cooperative pool's threads,
+    /// and ``firstCommitHeld()`` fails the test if it did. Bounded against hanging: a rename held
+    /// for 60 seconds goes through, and ``timedOut`` says so.
     final class HeldCommits: Sendable {
         let path: String
         let released = DispatchSemaphore(value: 0)
@@ -19,6 +25,10 @@ import ValueStoreTestSupport
         let holdsTheSecond: Bool
         let renames = Shared(0)
         let failing: Int?
+        /// How many renames were held on a thread that is not an I/O thread.
+        let heldOffIOThreads = Shared(0)
+        /// Whether a hold reached its bound.
+        let timedOut = Shared(false)
         let held: AsyncStream<Void>
         private let heldContinuation: AsyncStream<Void>.Continuation
 
@@ -39,11 +49,9 @@ import ValueStoreTestSupport
                     return count
                 }
                 if count == 1 {
-                    self.heldContinuation.yield()
-                    self.released.wait()
+                    self.hold(until: self.released)
                 } else if count == 2 && self.holdsTheSecond {
-                    self.heldContinuation.yield()
-                    self.secondReleased.wait()
+                    self.hold(until: self.secondReleased)
                 }
                 if count == self.failing {
                     throw FileSystemError(operation: "rename", code: EIO)
@@ -53,14 +61,26 @@ import ValueStoreTestSupport
             return fileSystem
         }
 
-        /// Waits until the first commit is held in its rename.
-        func firstCommitHeld() async {
-            for await _ in held { break }
+        /// Holds the calling thread, a commit's, until `release` is signalled, or 60 seconds pass.
+        private func hold(until release: DispatchSemaphore) {
+            if !BlockingIO.isCurrentThread {
+                heldOffIOThreads.withLock { $0 += 1 }
+            }
+            heldContinuation.yield()
+            if release.wait(timeout: .now() + 60) == .timedOut {
+                timedOut.withLock { $0 = true }
+            }
         }
 
-        /// Waits until the second commit is held in its rename.
-        func secondCommitHeld() async {
+        /// Waits until the first commit is held in its rename, on an I/O thread.
+        func firstCommitHeld() async {
             for await _ in held { break }
+            #expect(heldOffIOThreads.value == 0, "a held commit must hold an I/O thread, not the cooperative pool's")
+        }
+
+        /// Waits until the second commit is held in its rename, on an I/O thread.
+        func secondCommitHeld() async {
+            await firstCommitHeld()
         }
     }
 
@@ -69,25 +89,30 @@ import ValueStoreTestSupport
     }
 
     /// Starts saves of `values` one at a time, each once the one before waits in the queue, so
-    /// their arrival order is known.
+    /// their arrival order is known. Stops at the first that does not come to wait: each after it
+    /// would wait out the bound.
     static func saves(
         of values: ClosedRange<Int>, to store: ValueStore<Void, Int>, key: String
     ) async -> [Task<Void, any Error>] {
         var tasks: [Task<Void, any Error>] = []
         for (index, value) in values.enumerated() {
             tasks.append(Task { try await store.save(value) })
-            await untilWaiting(index + 1, for: key)
-            #expect(CommitQueue.shared.waitingWrites(for: key) == index + 1, "save \(value) waits for the next commit")
+            let waits = await untilWaiting(index + 1, for: key)
+            #expect(waits, "save \(value) waits for the next commit")
+            if !waits { break }
         }
         return tasks
     }
 
-    /// Waits until `count` saves wait for the next commit of `key`, for at most 20 seconds.
-    static func untilWaiting(_ count: Int, for key: String) async {
+    /// Waits until `count` saves wait for the next commit of `key`, for at most 20 seconds, and
+    /// says whether exactly `count` do.
+    @discardableResult
+    static func untilWaiting(_ count: Int, for key: String) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
         while CommitQueue.shared.waitingWrites(for: key) < count && ContinuousClock.now < deadline {
             await Task.yield()
         }
+        return CommitQueue.shared.waitingWrites(for: key) == count
     }
 
     @Test func savesThatArriveDuringACommitShareOneMoreCommit() async throws {
@@ -108,6 +133,7 @@ import ValueStoreTestSupport
             }
             #expect(try await store.load() == 200, "the last arrival is what the file holds")
             #expect(commits.renames.value == 2, "200 saves during one commit cost exactly one more")
+            #expect(!commits.timedOut.value, "no commit may have been held until the bound")
         }
     }
 

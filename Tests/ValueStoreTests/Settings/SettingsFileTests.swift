@@ -285,6 +285,19 @@ import ValueStoreTesting
         }
     }
 
+    @Test func aKeyWrittenBeforeItWasReadFollowsLaterChangesFromElsewhere() async throws {
+        try await TemporaryDirectory.with { directory in
+            let url = directory.appending(path: "settings.plist")
+            let other = SettingsFile(url).store("theme", as: String.self)
+            await #expect(throws: ValueStoreError.notFound) { try await other.load() }  // watches the directory
+            let theme = SettingsFile(url).store("theme", as: String.self)
+            try await theme.save("dark")  // its first use: nothing read, no stream
+            try await other.save("sepia")
+            // A poll: nothing observes `theme`, so its watch dropping the entries sends no event.
+            #expect(try await eventually { try await theme.load() == "sepia" }, "the first write left no watch")
+        }
+    }
+
     /// In a directory that exists, and in one the first save creates after the watch started.
     @Test(arguments: ["settings.plist", "not/yet/settings.plist"])
     func aWarmKeySeesAnotherProcessesCommit(path: String) async throws {

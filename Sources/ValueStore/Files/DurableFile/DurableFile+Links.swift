@@ -60,12 +60,12 @@ extension DurableFile {
     }
 
     /// Has the streams of the path follow the file the link at it names, as they start: the
-    /// link is resolved off the caller's executor; until it is, and while the file it names
-    /// cannot be reached, the streams follow the link's directory, which sees the link change,
-    /// and then the file it names then (see FileChanges+Links.swift).
+    /// link is resolved on the I/O threads (see ``BlockingIO``); until it is, and while the file
+    /// it names cannot be reached, the streams follow the link's directory, which sees the link
+    /// change, and then the file it names then (see FileChanges+Links.swift).
     func followLinkedFile() {
         // Inherits the cache's freshness being recorded, if any.
-        Task { @concurrent in
+        Task(executorPreference: BlockingIO.executor) { @concurrent in
             let linked: DurableFile?
             do {
                 linked = try linkedFile()

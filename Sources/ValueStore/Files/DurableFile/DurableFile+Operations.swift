@@ -1,7 +1,10 @@
 import Foundation
 
-// Each runs entirely on the global concurrent executor: they block (open, read, write, fsync,
-// rename, unlink), so they never run on a caller's executor, which may be the main actor.
+// Each runs off the caller's executor, which may be the main actor. Saves and removes join this
+// process's queue for the file on the global concurrent executor, where they only wait; the
+// queue's leader runs the commit, which blocks (open, write, fsync, rename, unlink), on the I/O
+// threads (see ``CommitQueue`` and ``BlockingIO``). The others run on the I/O threads when their
+// caller has them run there (`BlockingIO.run`).
 extension DurableFile {
     /// Replaces the file with `data` under the locks, sharing the commit with the saves and
     /// removes of this process that arrive while another commit to the file is in flight (see
@@ -13,11 +16,7 @@ extension DurableFile {
     /// ``save(_:)`` of the bytes `encode` makes, made only if this save's value is the one
     /// committed: a save that arrives later in the same group commit replaces it unencoded.
     @concurrent func save(encoding encode: @escaping @Sendable () throws -> Data) async throws {
-        if let linked = try linkedFile() {
-            // Through the link, which stays: the file it names is written.
-            try await linked.save(encode())
-            return fileSystem.changes.didChange(path)
-        }
+        try checkPath()
         try await commitInTurn(encode)
     }
 
@@ -26,28 +25,42 @@ extension DurableFile {
         // Inside an update's body, a write to the file being updated is refused here, in the
         // task that knows the update (`nestedWrite`); the commit may run in another waiter's.
         if OpenUpdate.current != nil {
-            try refuseWriteInsideItsOwnUpdate()
+            try await BlockingIO.run { try await refuseWriteInsideItsOwnUpdate() }
         }
+        try await joinCommitQueue(contents)
+    }
+
+    /// Stores the contents `contents` makes through this process's queue for the file; its
+    /// leader commits on the I/O threads.
+    private func joinCommitQueue(_ contents: @escaping CommitQueue.Contents) async throws {
         try await CommitQueue.shared.write(contents, key: commitKey) { contents in
             try await commit(contents)
         }
     }
 
-    /// Throws `nestedWrite` when this task runs the body of an update of this file.
-    private func refuseWriteInsideItsOwnUpdate() throws {
+    /// Throws `nestedWrite` when this task runs the body of an update of this file, or of the
+    /// file the symbolic link at the path names; off the caller's executor.
+    @concurrent private func refuseWriteInsideItsOwnUpdate() async throws {
+        let target = try linkedFile() ?? self
         let lockFile: FileStatus
         do {
-            lockFile = try fileSystem.pathStatus(lockPath)
+            lockFile = try fileSystem.pathStatus(target.lockPath)
         } catch let error as FileSystemError where error.isNotFound {
             return  // no lock file: no update of this file has read it
         } catch {
-            throw failure("read the lock file's status", error)
+            throw target.failure("read the lock file's status", error)
         }
-        try OpenUpdate.refuseWrite(to: lockFile, store: label)
+        try OpenUpdate.refuseWrite(to: lockFile, store: target.label)
     }
 
-    /// Writes `contents`, or removes the file for `nil`, under the locks.
+    /// Writes `contents`, or removes the file for `nil`, under the locks; through a symbolic
+    /// link at the path, which stays, to the file it names. The queue's leader runs it on the
+    /// I/O threads.
     private func commit(_ contents: Data?) async throws {
+        if let linked = try linkedFile() {
+            try await linked.joinCommitQueue({ contents })
+            return fileSystem.changes.didChange(path)
+        }
         if let contents {
             return try await exclusively { _ in try write(contents) }
         }
@@ -83,11 +96,8 @@ extension DurableFile {
     /// directory, succeeds without creating anything.
     @concurrent func remove() async throws {
         try checkPath()
-        if let linked = try linkedFile() {
-            // The file the link names goes; the link stays, as a save through it would find it.
-            try await linked.remove()
-            return fileSystem.changes.didChange(path)
-        }
+        // Through a symbolic link at the path, the file it names goes; the link stays, as a save
+        // through it would find it.
         try await commitInTurn({ nil })
     }
 
