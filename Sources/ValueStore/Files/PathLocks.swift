@@ -12,19 +12,11 @@ import Synchronization
 final class PathLocks: Sendable {
     static let shared = PathLocks()
 
-    private let locks = TurnLocks<String>()
+    /// The writers' turns, by path: `PathLocks.shared.turns.withTurn(path, store: label) { … }`
+    /// runs a write holding the path's lock, which an update holds while its body runs; see
+    /// ``TurnLocks/withTurn(_:store:heldFor:_:)``.
+    let turns = TurnLocks<String>()
     private let cleanedPaths = Locked<Set<String>>([])
-
-    /// Runs `body` while holding the lock for `path`, which an update holds while `update`
-    /// runs; see ``TurnLocks/withTurn(_:store:heldFor:_:)``.
-    nonisolated(nonsending) func withLock<Result>(
-        _ path: String,
-        store: String,
-        heldFor update: UpdateBody? = nil,
-        _ body: nonisolated(nonsending) () async throws -> Result
-    ) async throws -> Result {
-        try await locks.withTurn(path, store: store, heldFor: update, body)
-    }
 
     /// Whether this is the first call for `path` in this process, so orphaned temporary files
     /// next to it should be cleaned up now.

@@ -19,10 +19,7 @@ extension DurableFile {
         _ body: (_ directoryExists: Bool) async throws -> Result
     ) async throws -> Result {
         try checkPath()
-        guard !inHeldTurn else {
-            return try await fileLocked(creatingDirectory: creatingDirectory, body)
-        }
-        return try await PathLocks.shared.withLock(path, store: label) {
+        return try await inTurn(held: inHeldTurn) {
             try await fileLocked(creatingDirectory: creatingDirectory, body)
         }
     }
@@ -48,13 +45,18 @@ extension DurableFile {
         return value
     }
 
-    /// Runs `attempt` holding this process's lock for the path while `body` may run inside it:
-    /// an update's attempt whose commit must be the next of this process (see ``PathLocks``).
+    /// Runs `operation` holding this process's lock for the path (see ``PathLocks``), or at once
+    /// when the caller holds it already (`held`). `body`: an update's body that may run inside
+    /// it, for an update's attempt whose commit must be the next of this process.
     func inTurn<Result>(
-        heldFor body: UpdateBody,
-        _ attempt: () async throws -> Result
+        held: Bool = false,
+        heldFor body: UpdateBody? = nil,
+        _ operation: () async throws -> Result
     ) async throws -> Result {
-        try await PathLocks.shared.withLock(path, store: label, heldFor: body) { try await attempt() }
+        if held {
+            return try await operation()
+        }
+        return try await PathLocks.shared.turns.withTurn(path, store: label, heldFor: body) { try await operation() }
     }
 
     /// Leaves a new stamp in the lock file, then releases its lock and closes it.

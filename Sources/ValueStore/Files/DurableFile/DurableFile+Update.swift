@@ -214,10 +214,7 @@ extension DurableFile {
             try stamped.get()
             return .done(contents)
         }
-        if inHeldTurn {
-            return try await commit()
-        }
-        return try await PathLocks.shared.withLock(path, store: label) { try await commit() }
+        return try await inTurn(held: inHeldTurn) { try await commit() }
     }
 
     /// Whether the locked lock file and the file at the path are as `snapshot` found them.
