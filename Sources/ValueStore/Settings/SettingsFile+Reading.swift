@@ -11,7 +11,7 @@ extension SettingsFile {
         startWatching()
         watchAgainIfTheDirectoryWasMissing()
         let before = generation.load(ordering: .acquiring)
-        let contents = try await BlockingIO.run { try await readContentsConcurrently() }
+        let contents = try await readContentsConcurrently()
         // Without a watch of the directory (it does not exist yet), nothing would say when
         // another process writes: the entries are read again on every load until there is one.
         guard isWatchingTheDirectory else {
@@ -82,8 +82,7 @@ extension SettingsFile {
         guard keyChanges.withLock({ $0.values.contains { $0.subscriberCount > 0 } }) else { return }
         let before = generation.load(ordering: .acquiring)
         do {
-            replaceEntries(
-                with: try await BlockingIO.run { try await readContentsConcurrently() }, ifGeneration: before)
+            replaceEntries(with: try await readContentsConcurrently(), ifGeneration: before)
         } catch {
             // Every observed key loads again and shows the failure.
             state.withLock { state in
@@ -118,8 +117,15 @@ extension SettingsFile {
         }
     }
 
-    /// Reads and parses the file off the caller's executor.
-    @concurrent func readContentsConcurrently() async throws -> Contents {
+    /// Reads and parses the file on the I/O threads (see ``BlockingIO``), off the caller's
+    /// executor.
+    func readContentsConcurrently() async throws -> Contents {
+        try await BlockingIO.run { try await readAndParse() }
+    }
+
+    /// Reads and parses the file, off the caller's executor: on the I/O threads when called
+    /// through ``readContentsConcurrently()``.
+    @concurrent private func readAndParse() async throws -> Contents {
         let data = try file.read()
         return Contents(data: data, entries: try parse(data))
     }

@@ -167,7 +167,7 @@ extension SettingsFile {
                     // Read again in the turn: a commit of this process may have landed since
                     // `base` was read, before the turn began; during it, only a write the body
                     // awaits can.
-                    let current = try await BlockingIO.run { try await readContentsConcurrently() }
+                    let current = try await readContentsConcurrently()
                     return try await attempt(body, running, on: current, inHeldTurn: true)
                 }
             }
@@ -232,7 +232,7 @@ extension SettingsFile {
         if let known = state.withLock({ state in state.entries.map { Contents(data: state.data, entries: $0) } }) {
             return known
         }
-        return try await BlockingIO.run { try await readContentsConcurrently() }
+        return try await readContentsConcurrently()
     }
 
     private enum CommitOutcome {
