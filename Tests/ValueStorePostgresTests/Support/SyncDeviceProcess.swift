@@ -13,7 +13,8 @@ import ValueStoreTestSupport
 /// ```
 ///
 /// In the chaos test's HTTP mode, the device's replicas sync with a sync server over HTTP
-/// instead (``init(name:folder:account:serverPort:tokens:)``), through a forwarder to the server.
+/// instead (``init(name:folder:account:serverPort:tokens:)``), through a forwarder to the server
+/// that passes HTTP's bytes as they come (``TCPForwarder/Traffic/bytes``).
 final class SyncDeviceProcess {
     let name: String
     let folder: URL
@@ -53,7 +54,8 @@ final class SyncDeviceProcess {
         self.account = account
         table = nil
         self.tokens = tokens
-        forwarder = try TCPForwarder(to: .tcp(host: "127.0.0.1", port: serverPort))
+        // Bytes as they come: the PostgreSQL reading would hold HTTP's answers forever.
+        forwarder = try TCPForwarder(to: .tcp(host: "127.0.0.1", port: serverPort), carrying: .bytes)
         helper = try Self.start(
             name: name, folder: folder, account: account, table: nil, tokens: tokens, port: forwarder.port)
     }

@@ -73,6 +73,7 @@ extension TCPForwarder {
             return
         }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Read only for PostgreSQL: any other protocol's bytes would never make a whole message.
         var fromServer = ServerMessages()
         while true {
             let (mode, resets, blackholes) = state.withLock { ($0.mode, $0.resets, $0.blackholes) }
@@ -108,7 +109,7 @@ extension TCPForwarder {
                     close(server)
                     return
                 }
-                if from == server {
+                if from == server && traffic == .postgres {
                     let answer = fromServer.pass(
                         bytes, droppingNotifications: dropsNotifications,
                         droppingCommittedAnswers: after.0 == .dropResponses)

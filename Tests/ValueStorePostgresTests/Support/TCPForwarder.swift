@@ -21,7 +21,14 @@ import Synchronization
 /// ```
 ///
 /// It listens on `127.0.0.1` on an ephemeral port and forwards each connection to the server on
-/// a thread of its own (plain POSIX sockets), checking the mode every few milliseconds.
+/// a thread of its own (plain POSIX sockets), checking the mode every few milliseconds. It reads
+/// the server's side as PostgreSQL messages (``Traffic/postgres``), or passes any protocol's bytes
+/// as they come (``Traffic/bytes``, between the chaos test's devices and sync servers over HTTP):
+///
+/// ```swift
+/// let forwarder = try TCPForwarder(to: .tcp(host: "127.0.0.1", port: serverPort), carrying: .bytes)
+/// forwarder.mode = .dropAnswers  // the server gets the request; its answer is lost
+/// ```
 final class TCPForwarder: Sendable {
     /// What the forwarder does with connections, switchable at any moment.
     enum Mode: Equatable, Sendable {
@@ -36,7 +43,7 @@ final class TCPForwarder: Sendable {
         /// a moved virtual IP. New connections are accepted and hang too.
         case blackhole
         /// Forwards the client's requests, and drops the server's answer to each request that
-        /// leaves the session outside a transaction (a `COMMIT`, or a statement run on its own),
+        /// leaves the session outside a transaction (``Traffic/postgres`` only) (a `COMMIT`, or a statement run on its own),
         /// then resets the connection: the server applied the request, and the client never
         /// hears of it, as when a network fails between a commit and its acknowledgement.
         /// Answers inside a transaction pass, so a transaction runs up to its commit; so does a
@@ -47,6 +54,17 @@ final class TCPForwarder: Sendable {
         /// request and answered it; the client never hears of it (an HTTP push applied, its
         /// answer lost). Counted in ``droppedAnswers``.
         case dropAnswers
+    }
+
+    /// What the connections carry, which says how the server's side is read.
+    enum Traffic: Sendable {
+        /// PostgreSQL's protocol: the server's side is cut into messages, so that notifications
+        /// (``dropsNotifications``) or the answers to commits (``Mode/dropResponses``) can be
+        /// dropped; a partial message waits for the rest.
+        case postgres
+        /// Any protocol (HTTP): bytes pass as they come, both ways. Every mode but
+        /// ``Mode/dropResponses`` applies; notifications are PostgreSQL's, never dropped here.
+        case bytes
     }
 
     /// Where the forwarder sends connections.
@@ -75,15 +93,18 @@ final class TCPForwarder: Sendable {
     }
 
     let state: Mutex<State>
+    /// What its connections carry.
+    let traffic: Traffic
     /// The port it listens on, on `127.0.0.1`.
     let port: Int
     /// The listening socket, owned by the accepting thread once it starts (closed and made again
     /// while refusing).
     private let initialSocket: Int32
 
-    /// A forwarder to `upstream`, listening at once.
-    init(to upstream: Upstream) throws {
+    /// A forwarder to `upstream` of connections carrying `traffic`, listening at once.
+    init(to upstream: Upstream, carrying traffic: Traffic = .postgres) throws {
         state = Mutex(State(upstream: upstream))
+        self.traffic = traffic
         (initialSocket, port) = try Self.listeningSocket(port: 0)
         let socket = initialSocket
         Thread.detachNewThread { [self] in acceptLoop(socket) }
@@ -112,9 +133,11 @@ final class TCPForwarder: Sendable {
 
     /// What it does now; setting ``Mode/reset`` resets every open connection. Setting it
     /// returns once the port is closed (``Mode/refuse``) or open (any other mode).
+    /// ``Mode/dropResponses`` needs ``Traffic/postgres``.
     var mode: Mode {
         get { state.withLock { $0.mode } }
         set {
+            precondition(newValue != .dropResponses || traffic == .postgres, "dropResponses reads PostgreSQL's answers")
             state.withLock { state in
                 state.mode = newValue
                 if newValue == .reset {
@@ -129,7 +152,8 @@ final class TCPForwarder: Sendable {
     }
 
     /// Whether the server's notifications (`NotificationResponse` messages) are dropped on the
-    /// way to the client, as a transaction-mode pooler loses them; everything else passes.
+    /// way to the client, as a transaction-mode pooler loses them; everything else passes
+    /// (``Traffic/postgres`` only).
     var dropsNotifications: Bool {
         get { state.withLock { $0.dropsNotifications } }
         set { state.withLock { $0.dropsNotifications = newValue } }
