@@ -166,6 +166,8 @@ let package = Package(
                 "ValueStore", "ValueStoreSync", "ValueStoreSyncHTTP",
                 .target(name: "ValueStoreSyncHTTPServer", condition: .when(traits: ["Hummingbird"])),
                 product("Hummingbird", of: "hummingbird", with: "Hummingbird"),
+                // The HTTP/1 channel's configuration: its idle timeout.
+                product("HummingbirdCore", of: "hummingbird", with: "Hummingbird"),
                 product("JWTKit", of: "jwt-kit", with: "Hummingbird"),
                 product("NIOCore", of: "swift-nio", with: "Hummingbird"),
                 product("HTTPTypes", of: "swift-http-types", with: "Hummingbird"),

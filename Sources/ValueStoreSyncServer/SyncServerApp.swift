@@ -3,6 +3,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import PostgresNIO
@@ -19,10 +20,16 @@ import ValueStoreSyncHTTPServer
 /// and `GET /health`.
 ///
 /// SIGTERM and SIGINT shut it down gracefully: poke streams end, requests in flight finish, then
-/// the database client closes.
+/// the database client closes. A connection that sends nothing for ``idleTimeout`` while its
+/// request is read, or between requests, is closed, so a client that went silent halfway through
+/// a request (a partition, a crashed device) holds neither a connection nor the shutdown.
 struct SyncServerApp {
     let configuration: SyncServerConfiguration
     let logger = Logger(label: "valuestore-sync-server")
+
+    /// How long a connection may send nothing while its request is read, or between requests,
+    /// before it is closed. Poke streams and long polls are not idle: their requests were read.
+    static let idleTimeout = TimeAmount.seconds(10)
 
     /// Runs the server until a signal ends it.
     func run() async throws {
@@ -76,6 +83,7 @@ struct SyncServerApp {
         }
         return Application(
             router: router,
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: Self.idleTimeout)),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port

@@ -112,6 +112,35 @@ import ValueStoreTestSupport
         #expect(try await server.terminate() == 0)
     }
 
+    /// SIGTERM while a device holds a poke stream, another waits in a long poll, and a third's
+    /// pull stopped halfway through its body (its network went silent): the stream ends, the long
+    /// poll is answered 503, the silent connection is closed after the server's idle timeout, and
+    /// the server exits 0. It waited for the silent request's body forever before.
+    @Test func sigtermEndsPokeStreamsAndASilentRequestAndExitsCleanly() async throws {
+        let server = try ServerProcess(environment: ServerProcess.environment())
+        let port = try await server.started().port
+        let token = try await ServerProcess.token(account: "user-42")
+        let head = "Host: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+        // Sent first: by the time the stream says ready, the server read the other two heads.
+        let body = String(decoding: try pull("user-42"), as: UTF8.self)
+        let silent = try LoopbackClientSocket(port: port)
+        try silent.send(
+            "POST /sync/v1/pull HTTP/1.1\r\n\(head)Content-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body.prefix(10))")
+        let longPoll = try LoopbackClientSocket(port: port)
+        try longPoll.send("GET /sync/v1/pokes?wait=60 HTTP/1.1\r\n\(head)\r\n")
+        let stream = try LoopbackClientSocket(port: port)
+        try stream.send("GET /sync/v1/pokes HTTP/1.1\r\n\(head)Accept: text/event-stream\r\n\r\n")
+        let opened = await stream.received(until: "ready", within: .seconds(30))
+        try #require(opened.contains("event: ready"), "the stream opened: \(opened)")
+
+        #expect(try await server.terminate(within: .seconds(60)) == 0)
+        let ended = await stream.received(within: .seconds(10))
+        #expect(ended.hasSuffix("0\r\n\r\n"), "the stream ended with its last chunk: \(ended)")
+        let answered = await longPoll.received(within: .seconds(10))
+        #expect(answered.hasPrefix("HTTP/1.1 503"), "the long poll was answered: \(answered)")
+    }
+
     @Test func aServerWhoseDatabaseDoesNotAnswerRefusesToStartAndSaysWhy() async throws {
         // A port nothing listens on: the tables cannot be made, so the server does not start.
         var environment = ServerProcess.environment()

@@ -4,12 +4,6 @@ import Testing
 import ValueStoreSyncHTTP
 import ValueStoreTestSupport
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#endif
-
 /// The loopback server the client's tests run against, spoken to in raw HTTP/1.1.
 @Suite(.timeLimit(.minutes(1))) struct LoopbackHTTPServerTests {
     @Test func itAnswersARequestUnderItsMountWithTheBodyItRead() async throws {
@@ -110,31 +104,7 @@ func exchange(port: Int, _ request: String) async throws -> String {
 }
 
 private func rawExchange(port: Int, _ request: String) throws -> String {
-    #if canImport(Darwin)
-    let client = socket(AF_INET, SOCK_STREAM, 0)
-    #else
-    let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #endif
-    guard client >= 0 else { throw POSIXError(.EIO) }
-    defer { close(client) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
-    }
-    guard connected else { throw POSIXError(.ECONNREFUSED) }
-    let bytes = Array(request.utf8)
-    guard send(client, bytes, bytes.count, 0) == bytes.count else { throw POSIXError(.EPIPE) }
-    var answer = Data()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = recv(client, &buffer, buffer.count, 0)
-        guard count > 0 else { break }
-        answer.append(contentsOf: buffer[..<count])
-    }
-    return String(decoding: answer, as: UTF8.self)
+    let client = try LoopbackClientSocket(port: port)
+    try client.send(request)
+    return client.read()
 }
