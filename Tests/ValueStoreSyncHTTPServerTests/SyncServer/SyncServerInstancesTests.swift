@@ -37,7 +37,10 @@ import ValueStoreTestSupport
         let (portA, portB) = (try await first.started().port, try await second.started().port)
         let token = try await ServerProcess.token(account: account.id)
 
-        // A device listening to server A: its stream's `ready` is the first poke.
+        // A device listening to server A: its stream's `ready` is the first poke. The second
+        // comes once server A listens to the database (its listener signals every key when it
+        // starts following, since it may have missed a notification): a push before it would
+        // race the LISTEN, and that poke is no proof of one.
         let pokes = Mutex(0)
         let stream = remote(portA, token: token).pokes()
         let listening = Task {
@@ -46,9 +49,10 @@ import ValueStoreTestSupport
             }
         }
         defer { listening.cancel() }
-        try await within(.seconds(30), "server A's poke stream to say ready") {
-            while pokes.withLock({ $0 }) < 1 { try await Task.sleep(for: .milliseconds(10)) }
+        try await within(.seconds(30), "server A's poke stream to say ready, and server A to listen") {
+            while pokes.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
         }
+        let before = pokes.withLock { $0 }
 
         // A laptop pushes through server B: server A hears of it through the database.
         let laptop = try SyncReplica(
@@ -56,7 +60,7 @@ import ValueStoreTestSupport
         try await laptop.store("theme", as: String.self).save("dark")
         try await within(.seconds(30), "the laptop's push through server B") { try await laptop.syncNow() }
         try await within(.seconds(30), "a poke from server A after the push through server B") {
-            while pokes.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            while pokes.withLock({ $0 }) <= before { try await Task.sleep(for: .milliseconds(10)) }
         }
 
         // And what it pulls from server A is the laptop's change.
