@@ -107,7 +107,9 @@ final class ChaosSyncServers {
             old.kill()
             status = try await old.exitStatus()
         } else {
-            status = try await old.terminate()
+            // A hang guard: the server exits within its idle timeout (10 s) of its last silent
+            // request, more on a loaded machine.
+            status = try await old.terminate(within: .seconds(45))
         }
         let (process, port) = try await Self.start(table: table)
         processes[index] = process

@@ -1,5 +1,6 @@
 #if PostgreSQL
 import Foundation
+import ValueStore
 import ValueStorePostgres
 import ValueStoreSync
 import ValueStoreTestSupport
@@ -56,10 +57,10 @@ extension PostgresSyncChaosSchedule {
         var records: [String: SyncRecord] = [:]
         var cursor = ServerVersion.zero
         while true {
-            let page = try await remote.pull(
-                SyncPullRequest(
-                    account: account, replica: ReplicaID("chaos-checker"), epoch: nil, cursor: cursor, seen: .zero,
-                    limit: 500, isResync: true))
+            let request = SyncPullRequest(
+                account: account, replica: ReplicaID("chaos-checker"), epoch: nil, cursor: cursor, seen: .zero,
+                limit: 500, isResync: true)
+            let page = try await Self.persistently { try await remote.pull(request) }
             for record in page.records {
                 records[record.key] = record
             }
@@ -67,6 +68,22 @@ extension PostgresSyncChaosSchedule {
                 return records
             }
             cursor = page.cursor
+        }
+    }
+
+    /// Runs one of the test's own operations on the server (its client, straight to the
+    /// server), again while it throws ``/ValueStore/ValueStoreError/Code/unavailable`` (no
+    /// connection came, so nothing was sent), for a minute at most: after a restart, on a loaded
+    /// machine, this client may take longer to connect than its timeouts allow, and what is under
+    /// test is the devices' sync, not this client's connect time.
+    static func persistently<Result>(_ operation: () async throws -> Result) async throws -> Result {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            do {
+                return try await operation()
+            } catch let error as ValueStoreError where error.code == .unavailable && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
         }
     }
 }

@@ -109,7 +109,9 @@ final class PostgresSyncChaosSchedule {
         for account in accounts {
             server[account] = ChaosChecker.Server(
                 records: try await serverRecords(of: account),
-                archive: try await table.archivedConflicts(for: SyncAccount(id: account)))
+                archive: try await Self.persistently {
+                    try await table.archivedConflicts(for: SyncAccount(id: account))
+                })
         }
         return ChaosChecker(model: model, server: server, replicas: healed, renewed: renewed).problems()
     }
@@ -321,7 +323,7 @@ final class PostgresSyncChaosSchedule {
         case .newEpoch:
             try await clearFaults()
             let account = pick(accounts)
-            try await table.startNewEpoch(for: SyncAccount(id: account))
+            try await Self.persistently { try await table.startNewEpoch(for: SyncAccount(id: account)) }
             renewed.insert(account)
             model.noteServerWentBack()
             say("server: a new epoch for \(account)")

@@ -31,7 +31,7 @@ extension PostgresTests {
             defer { try? FileManager.default.removeItem(at: root) }
             try await PostgresServer.withClient { client in
                 let table = try PostgresSyncTable(client: client, name: "chaos_\(seed)_\(PostgresServer.scratchName())")
-                try await table.createIfNeeded()
+                try await PostgresSyncChaosSchedule.persistently { try await table.createIfNeeded() }
                 let schedule = PostgresSyncChaosSchedule(seed: seed, table: table, root: root)
                 let start = ContinuousClock.now
                 let problems: [String]
