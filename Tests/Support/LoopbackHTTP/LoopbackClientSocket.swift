@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 #if canImport(Darwin)
 import Darwin
@@ -53,7 +53,7 @@ package final class LoopbackClientSocket: Sendable {
         let bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { sendBytes(descriptor, $0.baseAddress! + sent, bytes.count - sent) }
+            let count = bytes.withUnsafeBytes { Self.sendBytes(descriptor, $0.baseAddress! + sent, bytes.count - sent) }
             guard count > 0 else { throw POSIXError(.EPIPE) }
             sent += count
         }
@@ -84,13 +84,14 @@ package final class LoopbackClientSocket: Sendable {
         }
         return String(decoding: answer, as: UTF8.self)
     }
-}
 
-#if canImport(Darwin)
-private let sendBytes = { (socket: Int32, bytes: UnsafeRawPointer, count: Int) in Darwin.send(socket, bytes, count, 0) }
-#else
-// Without SIGPIPE: a server that closed the connection must not end the tests.
-private let sendBytes = { (socket: Int32, bytes: UnsafeRawPointer, count: Int) in
-    Glibc.send(socket, bytes, count, Int32(MSG_NOSIGNAL))
+    /// `send`, without SIGPIPE where the platform allows: a server that closed the connection
+    /// must not end the tests.
+    private static func sendBytes(_ socket: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Darwin)
+        Darwin.send(socket, bytes, count, 0)
+        #else
+        Glibc.send(socket, bytes, count, Int32(MSG_NOSIGNAL))
+        #endif
+    }
 }
-#endif
