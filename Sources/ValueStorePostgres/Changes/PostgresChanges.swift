@@ -32,11 +32,12 @@ final class PostgresChanges: Sendable {
 
     private let state = Mutex(State())
 
-    /// The name this process writes under for `client`: a random number for the process and the
-    /// client's identity, so two clients of one process hear each other as two machines do.
-    static func writer(for client: PostgresClient) -> String {
-        let identity = UInt(bitPattern: ObjectIdentifier(client).hashValue)
-        return "\(String(processNonce, radix: 16))-\(String(identity, radix: 16))"
+    /// The name this process writes under through the used client: a random number for the
+    /// process and the client's identity (its use's ``PostgresClientUse/id``, never its address,
+    /// which a later client may get), so two clients of one process hear each other as two
+    /// machines do, and a client never skips the notifications of a dropped one as its own.
+    static func writer(for client: PostgresClientUse) -> String {
+        "\(String(processNonce, radix: 16))-\(String(client.id, radix: 16))"
     }
 
     private static let processNonce = UInt64.random(in: 1...UInt64.max)
@@ -69,8 +70,7 @@ final class PostgresChanges: Sendable {
             if let existing = state.listeners[target] {
                 listener = existing
             } else {
-                listener = PostgresListener(
-                    client: client, table: table, label: label, writer: Self.writer(for: client), heartbeat: heartbeat)
+                listener = PostgresListener(client: client, table: table, label: label, heartbeat: heartbeat)
                 state.listeners[target] = listener
                 listener.task.withLock {
                     $0 = Task { await listener.run() }

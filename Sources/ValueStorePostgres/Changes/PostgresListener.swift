@@ -43,12 +43,13 @@ final class PostgresListener: Sendable {
     /// How many times it started listening, for tests.
     let listens = Atomic<Int>(0)
 
-    init(client: PostgresClient, table: PostgresTableName, label: String, writer: String, heartbeat: Duration) {
+    init(client: PostgresClient, table: PostgresTableName, label: String, heartbeat: Duration) {
+        let use = PostgresClientUse(client)
         self.client = client
-        self.use = PostgresClientUse(client)
+        self.use = use
         self.table = table
         self.label = label
-        self.writer = writer
+        self.writer = PostgresChanges.writer(for: use)
         self.heartbeat = heartbeat
     }
 
@@ -103,7 +104,7 @@ final class PostgresListener: Sendable {
                     // It died without a word, and the pool's idle connections most likely died
                     // with it: a reload on one would wait for the whole operationTimeout. They
                     // are closed before the streams hear, so the reloads get new ones.
-                    await PostgresLeases.shared.closeIdle(of: client)
+                    await PostgresLeases.shared.closeIdle(of: use)
                 }
                 // Its connection died: so may the pool's others. Marked before the streams hear,
                 // so their reloads wait briefly for a connection.
@@ -149,7 +150,7 @@ final class PostgresListener: Sendable {
         // Set when the connection was closed for its silence: it died without a word.
         let silent = Flag()
         do {
-            try await PostgresLeases.shared.withConnection(of: client) { connection in
+            try await PostgresLeases.shared.withConnection(of: use) { connection in
                 PostgresReachability.shared.reached(use)
                 // A pooled connection may be dead already: LISTEN on it would wait forever.
                 let watchdog = close(connection, unless: listened, within: heartbeat * 2, closing: silent)
@@ -311,10 +312,10 @@ final class PostgresListener: Sendable {
     /// committed, or `nil` if it could not be sent (cancelled while waiting for a connection).
     private func send(beat: UInt64) -> Task<ContinuousClock.Instant?, Never> {
         let notify: PostgresQuery = "SELECT pg_notify(\(table.channel)::text, \("heartbeat \(writer) \(beat)")::text)"
-        let client = client
+        let use = use
         return Task {
             do {
-                try await PostgresLeases.shared.withConnection(of: client) { other in
+                try await PostgresLeases.shared.withConnection(of: use) { other in
                     let sent = Flag()
                     let watchdog = close(other, unless: sent, within: heartbeat)
                     defer { watchdog.cancel() }

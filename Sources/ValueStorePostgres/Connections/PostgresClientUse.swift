@@ -3,8 +3,9 @@ import PostgresNIO
 import Synchronization
 
 /// A table's or a listener's use of a client, which names the client by an identity no later
-/// client shares: what ``PostgresReachability`` and ``PostgresProbe`` learn about a client is
-/// kept under ``id``, and forgotten when the client's last use ends.
+/// client shares: what ``PostgresReachability``, ``PostgresProbe`` and ``PostgresLeases`` learn
+/// about a client is kept under ``id``, and forgotten when the client's last use ends; the
+/// client's writer name (``PostgresChanges/writer(for:)``) is made of it.
 ///
 /// The client's address (`ObjectIdentifier`) is no such name: once a client is dropped, the
 /// allocator may place a new one at its address, which would inherit what was learned of the
@@ -81,6 +82,7 @@ final class PostgresClientUse: Sendable {
             if let ended {
                 PostgresReachability.shared.forget(ended)
                 PostgresProbe.shared.forget(ended)
+                PostgresLeases.shared.forget(ended)
             }
         }
     }

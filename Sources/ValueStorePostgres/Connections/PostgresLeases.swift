@@ -16,6 +16,9 @@ import Synchronization
 /// too, when the store borrowed it before. The pool may also hold idle connections the store
 /// never borrowed, so from then on each connection must answer a round trip before the store
 /// sends anything on it (``needsProof(_:of:)``).
+///
+/// A client is known by its use's ``PostgresClientUse/id``, never by its address, which a later
+/// client may get: what is kept of a client is forgotten when its last use ends (``forget(_:)``).
 final class PostgresLeases: Sendable {
     static let shared = PostgresLeases()
 
@@ -27,32 +30,32 @@ final class PostgresLeases: Sendable {
 
     private struct State {
         /// How many connections value-table operations hold, by client.
-        var operations: [ObjectIdentifier: Int] = [:]
+        var operations: [UInt64: Int] = [:]
         /// Every connection borrowed and not yet released by the pool, by client and connection.
-        var borrowed: [ObjectIdentifier: [ObjectIdentifier: Borrowed]] = [:]
+        var borrowed: [UInt64: [ObjectIdentifier: Borrowed]] = [:]
         /// For each client whose listening connection was proved dead, the connections that
         /// answered a round trip since.
-        var vouched: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
+        var vouched: [UInt64: Set<ObjectIdentifier>] = [:]
     }
 
     private let state = Mutex(State())
 
-    /// Borrows a connection of `client` for `body`, keeping track of it.
+    /// Borrows a connection of the used client for `body`, keeping track of it.
     func withConnection<Result: Sendable>(
-        of client: PostgresClient,
+        of client: PostgresClientUse,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await client.withConnection { connection in
+        try await client.client.withConnection { connection in
             hold(connection, of: client, by: 1)
             defer { hold(connection, of: client, by: -1) }
             return try await body(connection)
         }
     }
 
-    private func hold(_ connection: PostgresConnection, of client: PostgresClient, by delta: Int) {
+    private func hold(_ connection: PostgresConnection, of client: PostgresClientUse, by delta: Int) {
         let id = ObjectIdentifier(connection)
         state.withLock { state in
-            var borrowed = state.borrowed[ObjectIdentifier(client), default: [:]]
+            var borrowed = state.borrowed[client.id, default: [:]]
             if let known = borrowed[id], known.connection === connection {
                 borrowed[id]!.held += delta
             } else {
@@ -61,22 +64,22 @@ final class PostgresLeases: Sendable {
                 borrowed = borrowed.filter { $0.value.connection != nil }
                 borrowed[id] = Borrowed(connection: connection, held: delta)
             }
-            state.borrowed[ObjectIdentifier(client)] = borrowed
+            state.borrowed[client.id] = borrowed
         }
     }
 
-    /// Closes every connection of `client` this process borrowed and holds no more: the pool
+    /// Closes every connection of the client this process borrowed and holds no more: the pool
     /// drops each, and makes new ones as they are asked for. Returns how many it closed.
     ///
-    /// From then on, each connection of `client` must answer a round trip
+    /// From then on, each connection of the client must answer a round trip
     /// (``answers(_:within:)``) before the store sends anything on it
     /// (``needsProof(_:of:)``): the pool may hold idle connections the store never borrowed,
     /// which died in the same partition.
     @discardableResult
-    func closeIdle(of client: PostgresClient) async -> Int {
+    func closeIdle(of client: PostgresClientUse) async -> Int {
         let idle = state.withLock { state in
-            state.vouched[ObjectIdentifier(client)] = []
-            return state.borrowed[ObjectIdentifier(client), default: [:]].values.compactMap { borrowed in
+            state.vouched[client.id] = []
+            return state.borrowed[client.id, default: [:]].values.compactMap { borrowed in
                 borrowed.held == 0 ? borrowed.connection : nil
             }
         }
@@ -88,23 +91,29 @@ final class PostgresLeases: Sendable {
         return idle.count
     }
 
-    /// Whether `connection` must answer a round trip before anything is sent on it: `client`'s
+    /// Whether `connection` must answer a round trip before anything is sent on it: the client's
     /// listening connection was proved dead, and it has not answered since.
-    func needsProof(_ connection: PostgresConnection, of client: PostgresClient) -> Bool {
+    func needsProof(_ connection: PostgresConnection, of client: PostgresClientUse) -> Bool {
         state.withLock { state in
-            guard let vouched = state.vouched[ObjectIdentifier(client)] else { return false }
+            guard let vouched = state.vouched[client.id] else { return false }
             return !vouched.contains(ObjectIdentifier(connection))
         }
     }
 
+    /// Whether every connection of the client must answer a round trip before it is used, until
+    /// it has: since ``closeIdle(of:)``, when its listening connection was proved dead.
+    func provesConnections(of client: PostgresClientUse) -> Bool {
+        state.withLock { $0.vouched[client.id] != nil }
+    }
+
     /// `connection` answered a round trip since its client's listening connection was proved dead.
-    func vouch(for connection: PostgresConnection, of client: PostgresClient) {
+    func vouch(for connection: PostgresConnection, of client: PostgresClientUse) {
         state.withLock { state in
             // Forgetting them all only costs each a round trip more.
-            if state.vouched[ObjectIdentifier(client)]?.count ?? 0 >= 256 {
-                state.vouched[ObjectIdentifier(client)] = []
+            if state.vouched[client.id]?.count ?? 0 >= 256 {
+                state.vouched[client.id] = []
             }
-            state.vouched[ObjectIdentifier(client)]?.insert(ObjectIdentifier(connection))
+            state.vouched[client.id]?.insert(ObjectIdentifier(connection))
         }
     }
 
@@ -123,18 +132,33 @@ final class PostgresLeases: Sendable {
         }
     }
 
-    /// Counts one more (`delta` 1) or one fewer (-1) connection held by an operation of `client`.
-    func add(_ delta: Int, for client: PostgresClient) {
+    /// Counts one more (`delta` 1) or one fewer (-1) connection held by an operation of the
+    /// client.
+    func add(_ delta: Int, for client: PostgresClientUse) {
         state.withLock { state in
-            let id = ObjectIdentifier(client)
-            let count = state.operations[id, default: 0] + delta
-            state.operations[id] = count == 0 ? nil : count
+            let count = state.operations[client.id, default: 0] + delta
+            state.operations[client.id] = count == 0 ? nil : count
         }
     }
 
-    /// How many connections operations of `client` hold now.
-    func count(for client: PostgresClient) -> Int {
-        state.withLock { $0.operations[ObjectIdentifier(client)] ?? 0 }
+    /// How many connections operations of the client hold now.
+    func count(for client: PostgresClientUse) -> Int {
+        state.withLock { $0.operations[client.id] ?? 0 }
+    }
+
+    /// The client's last use ended: its connections, and whether they must prove themselves,
+    /// are forgotten, so a client that gets its address begins with nothing of it.
+    func forget(_ id: UInt64) {
+        state.withLock { state in
+            state.operations[id] = nil
+            state.borrowed[id] = nil
+            state.vouched[id] = nil
+        }
+    }
+
+    /// Whether anything is kept under `id`, for tests: nothing once its last use ended.
+    func knows(_ id: UInt64) -> Bool {
+        state.withLock { $0.operations[id] != nil || $0.borrowed[id] != nil || $0.vouched[id] != nil }
     }
 }
 #endif

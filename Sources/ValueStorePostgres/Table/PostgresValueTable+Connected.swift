@@ -72,7 +72,6 @@ extension PostgresValueTable {
         settled: (@Sendable () -> Void)?,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let client = client
         let use = clientUse
         let connectTimeout = connectTimeout
         let bound = operationTimeout
@@ -85,19 +84,19 @@ extension PostgresValueTable {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     attempt.start(continuation: continuation) {
-                        try await leases.withConnection(of: client) { connection in
+                        try await leases.withConnection(of: use) { connection in
                             guard attempt.leased(connection, deadline: bound) else { throw LeaseTimeout() }
-                            if leases.needsProof(connection, of: client) {
+                            if leases.needsProof(connection, of: use) {
                                 // The listening connection was proved dead: this one may have
                                 // died with it, unseen by the store.
                                 guard await PostgresLeases.answers(connection, within: proof) else {
                                     throw NotSent(underlying: SilentConnection())
                                 }
-                                leases.vouch(for: connection, of: client)
+                                leases.vouch(for: connection, of: use)
                             }
                             PostgresReachability.shared.reached(use)
-                            leases.add(1, for: client)
-                            defer { leases.add(-1, for: client) }
+                            leases.add(1, for: use)
+                            defer { leases.add(-1, for: use) }
                             let backend: Int32?
                             do {
                                 backend = try await PostgresBackends.shared.pid(of: connection)

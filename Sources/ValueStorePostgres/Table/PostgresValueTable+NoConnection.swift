@@ -44,7 +44,7 @@ extension PostgresValueTable {
         let outcome = PostgresProbe.shared.outcome(of: clientUse)
         let reached = PostgresReachability.shared.isReached(clientUse)
         let timeout = Self.waitLimit(for: clientUse, timeout: connectTimeout)
-        if PostgresLeases.shared.count(for: client) == 0, PostgresChanges.shared.listenerCount(client: client) == 0 {
+        if PostgresLeases.shared.count(for: clientUse) == 0, PostgresChanges.shared.listenerCount(client: client) == 0 {
             // None came, and this process holds none, for operations or listening: the pool
             // may hold only dead ones, or none at all.
             PostgresReachability.shared.lost(clientUse)
@@ -84,7 +84,7 @@ extension PostgresValueTable {
     /// many, and how many listening connections hold.
     private func busyReason(timeout: Duration, accepting: Bool) -> String {
         let listening = PostgresChanges.shared.listenerCount(client: client)
-        let working = PostgresLeases.shared.count(for: client)
+        let working = PostgresLeases.shared.count(for: clientUse)
         let maximum = PostgresPool.maximumConnections(of: client)
         if let maximum, working + listening >= maximum {
             return

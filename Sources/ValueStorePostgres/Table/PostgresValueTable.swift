@@ -94,9 +94,10 @@ public struct PostgresValueTable: Sendable {
     public var heartbeatInterval: Duration = .seconds(5)
 
     let table: PostgresTableName
-    let writer: String
     /// The table's use of ``client``: what is learned about reaching the server is kept under it.
     var clientUse: PostgresClientUse
+    /// The name the table writes under, its use's: its client's listeners skip its notifications.
+    var writer: String { PostgresChanges.writer(for: clientUse) }
 
     /// A table of values reached through `client`.
     ///
@@ -112,7 +113,6 @@ public struct PostgresValueTable: Sendable {
     public init(client: PostgresClient, name: String = "value_store") throws {
         self.client = client
         self.table = try PostgresTableName(name)
-        self.writer = PostgresChanges.writer(for: client)
         self.clientUse = PostgresClientUse(client)
     }
 

@@ -8,11 +8,7 @@ import ValueStorePostgres
 extension PostgresTests {
     @Suite struct Changes {
         @Test func changesFollowAnotherMachinesSavesAndRemoves() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 var states = here.store("flags", as: Flags.self).changes().makeAsyncIterator()
                 #expect(await states.next()?.isAbsent == true)
                 let remote = there.store("flags", as: Flags.self)
@@ -27,11 +23,7 @@ extension PostgresTests {
         }
 
         @Test func aKeyedStoreFollowsTheKeyItsEnvironmentNames() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 let profiles = here.store(as: Profile.self)
                 var alice = profiles.changes(environment: "alice").makeAsyncIterator()
                 #expect(await alice.next()?.isAbsent == true)
@@ -42,11 +34,7 @@ extension PostgresTests {
         }
 
         @Test func cachedDropsItsValueWhenAnotherMachineWrites() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 let cached = here.store("count", as: Int.self).cached()
                 try await cached.save(1)
                 // Warm: it answers without the server. (Listening for the first time reloads
@@ -72,11 +60,7 @@ extension PostgresTests {
         }
 
         @Test func aLongKeyIsObservedThroughItsHash() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 // Random, so the index compresses nothing: beyond the 1,000 bytes a key travels as.
                 let key = (0..<2_000).map { _ in String(UInt8.random(in: 0...35), radix: 36) }.joined()
                 var states = here.store(key, as: Int.self).changes().makeAsyncIterator()

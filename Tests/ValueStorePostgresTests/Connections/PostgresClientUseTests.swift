@@ -39,27 +39,60 @@ extension PostgresTests {
             #expect(!PostgresReachability.shared.knows(firstID))
         }
 
+        /// The connections borrowed of a client, whether they must prove themselves, and the name
+        /// its writes go under are the client's own too.
+        @Test func aClientAtADroppedClientsAddressInheritsNeitherLeasesNorWriterName() async {
+            let registry = PostgresClientUse.Registry()
+            let address = ObjectIdentifier(registry)
+            let firstWriter: String
+            do {
+                let first = PostgresClientUse(Self.idleClient(), key: address, registry: registry)
+                firstWriter = PostgresChanges.writer(for: first)
+                // As after its listening connection was proved dead.
+                await PostgresLeases.shared.closeIdle(of: first)
+                let alongside = PostgresClientUse(first.client, key: address, registry: registry)
+                #expect(PostgresLeases.shared.provesConnections(of: alongside), "two uses of one client share it")
+                #expect(PostgresChanges.writer(for: alongside) == firstWriter, "one client writes under one name")
+            }
+
+            let second = PostgresClientUse(Self.idleClient(), key: address, registry: registry)
+            #expect(
+                !PostgresLeases.shared.provesConnections(of: second),
+                "a new client's connections would prove themselves for the dropped client's dead listener")
+            #expect(
+                PostgresChanges.writer(for: second) != firstWriter,
+                "a new client would skip the dropped client's notifications as its own")
+        }
+
         @Test func aThousandClientsUsedAndDroppedLeaveNothingBehind() async throws {
             let registry = PostgresClientUse.Registry()
             var ids: [UInt64] = []
+            var writers: Set<String> = []
             for _ in 0..<1_000 {
                 let use = PostgresClientUse(Self.idleClient(), registry: registry)
                 PostgresReachability.shared.reached(use)
+                await PostgresLeases.shared.closeIdle(of: use)
+                #expect(PostgresLeases.shared.knows(use.id))
                 ids.append(use.id)
+                writers.insert(PostgresChanges.writer(for: use))
             }
             #expect(Set(ids).count == 1_000)
+            #expect(writers.count == 1_000, "each client writes under a name of its own")
             #expect(registry.count == 0, "the registry is back to its starting size")
             #expect(ids.filter { PostgresReachability.shared.knows($0) }.isEmpty)
+            #expect(ids.filter { PostgresLeases.shared.knows($0) }.isEmpty, "the leases are back to empty")
 
             // The same through tables, in the shared registry, and a probe's outcome with them.
             var tableIDs: [UInt64] = []
             for index in 0..<1_000 {
                 let table = try PostgresValueTable(client: Self.idleClient(), name: "clients_\(index)")
                 PostgresReachability.shared.reached(table.clientUse)
+                await PostgresLeases.shared.closeIdle(of: table.clientUse)
                 tableIDs.append(table.clientUse.id)
             }
             #expect(tableIDs.filter { PostgresClientUse.Registry.shared.contains($0) }.isEmpty)
             #expect(tableIDs.filter { PostgresReachability.shared.knows($0) }.isEmpty)
+            #expect(tableIDs.filter { PostgresLeases.shared.knows($0) }.isEmpty)
 
             var probed = PostgresClientUse(Self.idleClient())
             let probedID = probed.id
@@ -82,10 +115,12 @@ extension PostgresTests {
                 table.clientUse = PostgresClientUse(client, key: address)
                 try await table.store("count", as: Int.self).save(1)
                 #expect(PostgresReachability.shared.isReached(table.clientUse))
+                #expect(PostgresLeases.shared.knows(table.clientUse.id), "the borrowed connection is kept")
                 return table.clientUse.id
             }
             // The lease's task lets go of the table's use as it returns the connection.
             #expect(await eventually { !PostgresClientUse.Registry.shared.contains(firstID) }, "the first use ended")
+            #expect(await eventually { !PostgresLeases.shared.knows(firstID) }, "the borrowed connections went with it")
 
             try await PostgresServer.withClient(configuration: PostgresServer.configuration(port: 1)) { client in
                 var table = try PostgresValueTable(client: client, name: PostgresServer.scratchName())

@@ -26,11 +26,7 @@ extension PostgresTests {
         }
 
         @Test func aFlagAnotherMachineFlipsReachesAConfigReaderWatcher() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 let flags = try await ValueStoreConfigProvider<JSONSnapshot>(
                     store: here.dataStore("flags"), name: "flags")
                 let config = ConfigReader(providers: [flags])

@@ -69,6 +69,43 @@ struct PgBouncer {
         return bouncer
     }
 
+    /// Runs `body` with a PgBouncer in `poolMode` started for it, a client of the server itself
+    /// (`direct`), a scratch table made through that client, and a client of the pooler with at
+    /// most `maximumConnections`; stops the pooler once `body` ends, whatever it throws.
+    ///
+    /// ```swift
+    /// try await PgBouncer.withScratchTable(poolMode: "transaction", maximumConnections: 8) {
+    ///     _, direct, table, client in
+    ///     let pooled = try PostgresValueTable(client: client, name: table.name)
+    /// }
+    /// ```
+    static func withScratchTable<Result: Sendable>(
+        poolMode: String,
+        serverConnections: Int = 2,
+        maximumConnections: Int,
+        _ body:
+            @Sendable (
+                _ bouncer: PgBouncer, _ direct: PostgresClient, _ table: PostgresValueTable, _ client: PostgresClient
+            ) async throws -> Result
+    ) async throws -> Result {
+        let bouncer = try await start(poolMode: poolMode, serverConnections: serverConnections)
+        let outcome: Swift.Result<Result, any Error>
+        do {
+            outcome = .success(
+                try await PostgresServer.withClient { direct in
+                    let table = try await PostgresServer.scratchTable(direct)
+                    let pooled = try bouncer.configuration(maximumConnections: maximumConnections)
+                    return try await PostgresServer.withClient(configuration: pooled) { client in
+                        try await body(bouncer, direct, table, client)
+                    }
+                })
+        } catch {
+            outcome = .failure(error)
+        }
+        try? await bouncer.stop()
+        return try outcome.get()
+    }
+
     /// The configuration of a client that connects through it.
     func configuration(maximumConnections: Int) throws -> PostgresClient.Configuration {
         try PostgresServer.configuration(throughLocalPort: port, maximumConnections: maximumConnections)

@@ -91,6 +91,26 @@ enum PostgresServer {
         }
     }
 
+    /// Runs `body` with one table of a scratch name, made, as two machines sharing the server
+    /// see it: `here` through one client, `there` through another.
+    ///
+    /// ```swift
+    /// try await PostgresServer.withTwoTables { here, there in
+    ///     try await there.store("count", as: Int.self).save(1)
+    ///     #expect(try await here.store("count", as: Int.self).load() == 1)
+    /// }
+    /// ```
+    static func withTwoTables<Result: Sendable>(
+        _ body: @Sendable (_ here: PostgresValueTable, _ there: PostgresValueTable) async throws -> Result
+    ) async throws -> Result {
+        try await withTwoClients { first, second in
+            let name = scratchName()
+            let here = try PostgresValueTable(client: first, name: name)
+            try await here.createIfNeeded()
+            return try await body(here, try PostgresValueTable(client: second, name: name))
+        }
+    }
+
     /// A fresh table name, so every test has its own table.
     static func scratchName() -> String {
         "test_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)

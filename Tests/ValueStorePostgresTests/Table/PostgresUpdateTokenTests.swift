@@ -10,11 +10,7 @@ extension PostgresTests {
     /// `update` writes only over the row its body read: a token that never repeats for a key.
     @Suite struct UpdateToken {
         @Test func anUpdateInFlightDoesNotOverwriteAValueRemovedAndSavedAgain() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 let counter = here.store("counter", as: Int.self)
                 try await counter.save(1)
                 let runs = Mutex(0)
@@ -84,11 +80,7 @@ extension PostgresTests {
         }
 
         @Test func anUpdateInFlightDoesNotOverwriteABatchThatRemovedAndSavedAgain() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 let counter = here.store("counter", as: Int.self)
                 try await counter.save(1)
                 let runs = Mutex(0)

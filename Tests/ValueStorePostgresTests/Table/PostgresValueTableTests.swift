@@ -50,11 +50,7 @@ extension PostgresTests {
         }
 
         @Test func twoClientsReadEachOthersWrites() async throws {
-            try await PostgresServer.withTwoClients { first, second in
-                let name = PostgresServer.scratchName()
-                let here = try PostgresValueTable(client: first, name: name)
-                let there = try PostgresValueTable(client: second, name: name)
-                try await here.createIfNeeded()
+            try await PostgresServer.withTwoTables { here, there in
                 try await there.createIfNeeded()
                 try await here.store("flags", as: Flags.self).save(Flags(newCheckout: true))
                 #expect(try await there.store("flags", as: Flags.self).load() == Flags(newCheckout: true))
