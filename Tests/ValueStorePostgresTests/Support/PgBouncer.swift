@@ -1,6 +1,7 @@
 #if PostgreSQL
 import Foundation
 import PostgresNIO
+import ValueStorePostgres
 
 /// A PgBouncer in front of the `pg_virtualenv` server, started for one test: Debian's
 /// `pgbouncer` (1.18, which has no `max_prepared_statements`) in the pool mode asked for.
