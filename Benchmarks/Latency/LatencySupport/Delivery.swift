@@ -126,6 +126,12 @@ public struct Deliveries {
                 guard let arrived = seen[Int(fields[0])] else { continue }
                 deliveries.fromStart.append(arrived > fields[1] ? Double(arrived - fields[1]) / 1_000_000 : 0)
                 deliveries.fromEnd.append(arrived > fields[2] ? Double(arrived - fields[2]) / 1_000_000 : 0)
+                if ProcessInfo.processInfo.environment["VALUESTORE_LATENCY_TRACE"] != nil {
+                    // One line a save: how long the writer's own save took, and its delivery.
+                    let save = Double(fields[2] - fields[1]) / 1_000_000
+                    let delivered = arrived > fields[1] ? Double(arrived - fields[1]) / 1_000_000 : 0
+                    FileHandle.standardError.write(Data("save \(fields[0]): \(save) ms, delivered after \(delivered) ms\n".utf8))
+                }
             }
             return deliveries
         }

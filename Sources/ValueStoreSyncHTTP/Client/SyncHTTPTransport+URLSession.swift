@@ -23,14 +23,22 @@ extension SyncHTTPTransport {
     public static func urlSession(_ configuration: URLSessionConfiguration = .ephemeral) -> Self {
         let delegate = URLSessionStreams()
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        #if canImport(FoundationNetworking)
+        // Streams have a session of their own, whose connection each one warms first, and a
+        // delegate of their own: a delegate knows its tasks by identifiers each session numbers.
+        let streaming = URLSessionStreams()
+        let streams = URLSession(configuration: configuration, delegate: streaming, delegateQueue: nil)
+        #endif
         return SyncHTTPTransport(
-            send: { request in
-                let (head, chunks) = try await delegate.open(request, in: session)
-                var data = Data()
-                for try await chunk in chunks { data.append(chunk) }
-                return (data, head)
-            },
-            stream: { request in try await delegate.open(request, in: session) }
+            send: { request in try await delegate.send(request, in: session) },
+            stream: { request in
+                #if canImport(FoundationNetworking)
+                await streaming.warmConnection(for: request, in: streams)
+                return try await streaming.open(request, in: streams)
+                #else
+                return try await delegate.open(request, in: session)
+                #endif
+            }
         )
     }
 }
@@ -47,11 +55,47 @@ private final class URLSessionStreams: NSObject, URLSessionDataDelegate, @unchec
 
     private let tasks = Mutex<[Int: Task]>([:])
 
+    /// Sends `request` and collects its whole answer.
+    func send(_ request: URLRequest, in session: URLSession) async throws -> (Data, HTTPURLResponse) {
+        let (head, chunks) = try await open(request, in: session)
+        var data = Data()
+        for try await chunk in chunks { data.append(chunk) }
+        return (data, head)
+    }
+
+    #if canImport(FoundationNetworking)
+    /// Sends a `HEAD` of `request`'s URL, without its credentials, so that the request that
+    /// follows finds an open connection in `session`.
+    ///
+    /// On Linux, URLSession (libcurl driven by dispatch sources) keeps the write-readiness
+    /// source a new connection's connect asked for: while a request that opened its own
+    /// connection waits for its answer, that source fires without end, and the process spins a
+    /// core (about 85% of one, seen here) for as long as the answer takes. A poke stream's answer
+    /// lasts as long as the stream, so each one is sent on a connection that already served a
+    /// request. Its answer (a 401 or a 404, say) does not matter, nor does its failure, nor a
+    /// server that takes more than two seconds: the stream is opened either way.
+    func warmConnection(for request: URLRequest, in session: URLSession) async {
+        guard let url = request.url else { return }
+        var warm = URLRequest(url: url)
+        warm.httpMethod = "HEAD"
+        guard let (_, chunks) = try? await open(warm, in: session, cancellingAfter: .seconds(2)) else { return }
+        do {
+            for try await _ in chunks {}
+        } catch {}
+    }
+    #endif
+
     func open(
         _ request: URLRequest,
-        in session: URLSession
+        in session: URLSession,
+        cancellingAfter limit: Duration? = nil
     ) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>) {
         let task = session.dataTask(with: request)
+        if let limit {
+            let (seconds, attoseconds) = limit.components
+            let interval = Double(seconds) + Double(attoseconds) / 1e18
+            DispatchQueue.global().asyncAfter(deadline: .now() + interval) { task.cancel() }
+        }
         let (chunks, body) = AsyncThrowingStream<Data, any Error>.makeStream()
         body.onTermination = { _ in task.cancel() }
         return try await withTaskCancellationHandler {

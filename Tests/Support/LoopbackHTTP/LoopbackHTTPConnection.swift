@@ -43,6 +43,11 @@ struct LoopbackHTTPConnection: Sendable {
             write(SyncHTTPResponse(status: 404))
             return finish()
         }
+        guard request.method != "HEAD" else {
+            // Not the service's: the HTTP transport's warm-up on Linux, answered without a body.
+            _ = transmit(Data("HTTP/1.1 405 Method Not Allowed\r\nconnection: close\r\ncontent-length: 0\r\n\r\n".utf8))
+            return finish()
+        }
         let mailbox = self.mailbox
         let syncRequest = SyncHTTPRequest(
             method: request.method, path: path, query: request.query, headers: request.headers,
