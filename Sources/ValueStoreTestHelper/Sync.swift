@@ -114,3 +114,13 @@ func syncAcknowledgeAndWait(directory: URL, url: URL) async throws -> Never {
         try await Task.sleep(for: .seconds(60))
     }
 }
+
+/// Listens to the pokes of `account` at the sync server `url`, with `token`, and prints `poked`
+/// for each, until killed: a device that stays idle with its stream open, whose CPU a test reads.
+func syncPokes(url: URL, account: String, token: String) async -> Never {
+    let remote = SyncRemote.http(url, account: SyncAccount(id: account)) { _ in token }
+    for await _ in remote.pokes() {
+        FileHandle.standardOutput.write(Data("poked\n".utf8))
+    }
+    exit(0)
+}

@@ -39,6 +39,7 @@
 //     ValueStoreTestHelper sync-read DIRECTORY ACCOUNT KEY…  see Sync.swift
 //     ValueStoreTestHelper sync-share-loop DIRECTORY NAME FROM TO  see Sync.swift
 //     ValueStoreTestHelper sync-acknowledge-and-wait DIRECTORY URL  see Sync.swift
+//     ValueStoreTestHelper sync-pokes URL ACCOUNT TOKEN       see Sync.swift
 //     ValueStoreTestHelper sync-device NAME …         see SyncDevice.swift (PostgreSQL trait)
 
 import Foundation
@@ -316,6 +317,9 @@ case "sync-share-loop" where arguments.count == 6:
 case "sync-acknowledge-and-wait" where arguments.count == 4:
     guard let url = URL(string: arguments[3]) else { exit(64) }
     try await syncAcknowledgeAndWait(directory: URL(fileURLWithPath: arguments[2]), url: url)
+case "sync-pokes" where arguments.count == 5:
+    guard let url = URL(string: arguments[2]) else { exit(64) }
+    await syncPokes(url: url, account: arguments[3], token: arguments[4])
 case "sync-read" where arguments.count >= 5:
     try await syncRead(
         directory: URL(fileURLWithPath: arguments[2]), account: arguments[3], keys: Array(arguments.dropFirst(4)))
@@ -331,7 +335,7 @@ default:
                 + " | old-app PATH | old-app-save-loop PATH COUNT | settings-write-loop PATH"
                 + " | settings-increment PATH KEY COUNT | stalled-migration OLD NEW | save-json PATH NUMBER"
                 + " | userdefaults-unwritable SUITE | move-each-line FROM TO | sync-save-loop DIRECTORY"
-                + " | sync-acknowledge-and-wait DIRECTORY URL | sync-read DIRECTORY ACCOUNT KEY… | sync-share-loop DIRECTORY NAME FROM TO | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT (HOST PORT TABLE | --http URL --tokens DIRECTORY)\n")
+                + " | sync-acknowledge-and-wait DIRECTORY URL | sync-read DIRECTORY ACCOUNT KEY… | sync-share-loop DIRECTORY NAME FROM TO | sync-pokes URL ACCOUNT TOKEN | postgres MODE … | sync-device NAME DIRECTORY ACCOUNT (HOST PORT TABLE | --http URL --tokens DIRECTORY)\n")
                 .utf8))
     exit(64)
 }

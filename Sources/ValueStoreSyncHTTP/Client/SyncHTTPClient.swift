@@ -49,13 +49,15 @@ struct SyncHTTPClient: Sendable {
         return request
     }
 
-    /// Sends `request` with the token and returns the body of its 2xx answer.
-    func send(_ request: URLRequest, effect: Effect, within limit: Duration) async throws -> Data {
+    /// Sends `request` with the token and returns the body of its 2xx answer; one whose answer
+    /// `waits` (a long poll) goes the way of a stream, which on Linux starts on a warm connection
+    /// (see ``SyncHTTPTransport/urlSession(_:)``).
+    func send(_ request: URLRequest, effect: Effect, within limit: Duration, waits: Bool = false) async throws -> Data {
         try checkURL()
         var rateLimited = 0
         while true {
             let (data, head) = try await authorized(request) { request in
-                try await bounded(request, effect: effect, within: limit)
+                try await bounded(request, effect: effect, within: limit, waits: waits)
             }
             if head.statusCode == 429 && rateLimited < options.timings.rateLimitedAttempts {
                 rateLimited += 1
@@ -127,12 +129,19 @@ struct SyncHTTPClient: Sendable {
     private func bounded(
         _ request: URLRequest,
         effect: Effect,
-        within limit: Duration
+        within limit: Duration,
+        waits: Bool
     ) async throws -> (Data, HTTPURLResponse) {
         let transport = options.transport
         do {
             return try await withThrowingTaskGroup(of: (Data, HTTPURLResponse)?.self) { group in
-                group.addTask { try await transport.send(request) }
+                group.addTask {
+                    guard waits else { return try await transport.send(request) }
+                    let (head, chunks) = try await transport.stream(request)
+                    var data = Data()
+                    for try await chunk in chunks { data.append(chunk) }
+                    return (data, head)
+                }
                 group.addTask {
                     try await Task.sleep(for: limit)
                     return nil

@@ -75,7 +75,8 @@ struct SyncHTTPPokes: Sendable {
     private func longPoll() async throws {
         let request = client.get("v1/pokes", query: [URLQueryItem(name: "wait", value: "\(timings.longPollSeconds)")])
         _ = try await client.send(
-            request, effect: .readOnly, within: .seconds(timings.longPollSeconds) + client.options.requestTimeout)
+            request, effect: .readOnly, within: .seconds(timings.longPollSeconds) + client.options.requestTimeout,
+            waits: true)
     }
 
     /// Opens one event stream and reads it until it ends, falls silent, or says nothing in time.

@@ -18,7 +18,8 @@ public struct SyncHTTPTransport: Sendable {
     /// let send: SyncHTTPTransport.Send = { request in try await session.data(for: request) }
     /// ```
     public typealias Send = @Sendable (_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
-    /// Opens a request whose answer is read as it comes: the head, then the body in chunks.
+    /// Opens a request whose answer is read as it comes, or waits long: the head, then the body
+    /// in chunks. The remote's poke streams and long polls go this way.
     ///
     /// ```swift
     /// let (head, chunks) = try await transport.stream(request)
