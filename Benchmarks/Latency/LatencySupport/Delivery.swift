@@ -130,7 +130,8 @@ public struct Deliveries {
                     // One line a save: how long the writer's own save took, and its delivery.
                     let save = Double(fields[2] - fields[1]) / 1_000_000
                     let delivered = arrived > fields[1] ? Double(arrived - fields[1]) / 1_000_000 : 0
-                    FileHandle.standardError.write(Data("save \(fields[0]): \(save) ms, delivered after \(delivered) ms\n".utf8))
+                    let line = "save \(fields[0]): \(save) ms, delivered after \(delivered) ms\n"
+                    FileHandle.standardError.write(Data(line.utf8))
                 }
             }
             return deliveries
