@@ -90,11 +90,6 @@ package struct HelperProcess {
         _ = exitStatusBlockingThisThread(of: process)
     }
 
-    /// Waits for the process to exit and returns its status, blocking this thread.
-    package func wait() -> Int32 {
-        exitStatusBlockingThisThread(of: process)
-    }
-
     /// Waits for the process to exit and returns its status, holding no thread while it waits:
     /// what an async test calls, so that the cooperative pool's few threads keep running.
     ///
@@ -105,7 +100,7 @@ package struct HelperProcess {
         await ValueStoreTestSupport.exitStatus(of: process)
     }
 
-    /// Every line the process printed; call after it exited (``kill()`` or ``wait()``), when all
+    /// Every line the process printed; call after it exited (``kill()`` or ``exitStatus()``), when all
     /// of it is in the pipe. Reads what is there rather than up to the pipe's end: a helper
     /// another test started at the moment this pipe was made can hold a copy of its write end,
     /// and the end would come only when that helper exits.

@@ -77,7 +77,8 @@ final class SyncDeviceProcess {
     func send(_ command: String) async throws -> SyncDeviceAnswer {
         try helper.send(command)
         guard let line = await helper.nextLine() else {
-            throw Exited(description: "\(name) exited (status \(helper.wait())) before it answered '\(command)'")
+            let status = await helper.exitStatus()
+            throw Exited(description: "\(name) exited (status \(status)) before it answered '\(command)'")
         }
         do {
             return try JSONDecoder().decode(SyncDeviceAnswer.self, from: Data(line.utf8))
@@ -135,7 +136,7 @@ final class SyncDeviceProcess {
         forwarder.mode = .pass
         do {
             _ = try await send("quit")
-            _ = helper.wait()
+            _ = await helper.exitStatus()
         } catch {
             kill()
         }

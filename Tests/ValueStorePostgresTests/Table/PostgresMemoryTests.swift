@@ -19,7 +19,7 @@ extension PostgresTests {
             }
             let line = await helper.nextLine()
             watchdog.cancel()
-            #expect(helper.wait() == 0)
+            #expect(await helper.exitStatus() == 0)
             let fields = line?.split(separator: " ") ?? []
             guard fields.count == 3, fields[0] == "rss", let before = Int(fields[1]), let after = Int(fields[2])
             else { return nil }

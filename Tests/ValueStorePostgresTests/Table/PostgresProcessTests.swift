@@ -16,7 +16,7 @@ extension PostgresTests {
                     try HelperProcess("postgres", "increment", table.name, "counter", "100")
                 }
                 for helper in helpers {
-                    #expect(helper.wait() == 0)
+                    #expect(await helper.exitStatus() == 0)
                     #expect(helper.lines() == ["done"])
                 }
                 #expect(try await table.store("counter", as: Int.self).load() == 400)
