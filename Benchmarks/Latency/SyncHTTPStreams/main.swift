@@ -91,12 +91,15 @@ func holdStreams(port: Int, first: Int, count: Int) throws -> (Process, Pipe) {
     return (process, input)
 }
 
-/// The server's client's connections, as pg_stat_activity lists them: all, and those whose last
-/// statement was LISTEN.
+/// The server's client's connections, as pg_stat_activity lists them: all, and the listening
+/// ones, whose last statement was their LISTEN or, once following, the heartbeat's query that
+/// names the channel it listens on.
 func connections() async throws -> (all: Int, listening: Int) {
     let rows = try await client.query(
         """
-        SELECT count(*)::int, (count(*) FILTER (WHERE query ILIKE 'LISTEN%'))::int FROM pg_stat_activity
+        SELECT count(*)::int,
+               (count(*) FILTER (WHERE query ILIKE 'LISTEN%' OR query LIKE '%valuestore listening on%'))::int
+        FROM pg_stat_activity
         WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
         """)
     for try await (all, listening) in rows.decode((Int, Int).self) {
