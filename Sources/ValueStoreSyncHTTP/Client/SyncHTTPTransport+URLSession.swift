@@ -10,7 +10,10 @@ public import Foundation
 extension SyncHTTPTransport {
     /// A transport over a `URLSession` of its own, made with `configuration`, that never follows
     /// a redirect (the token never reaches another host) and reads streamed answers through its
-    /// delegate, on Linux and Apple platforms alike.
+    /// delegate, on Linux and Apple platforms alike. On Linux, streams and long polls have a
+    /// second session, and each is sent just after a `HEAD` of its URL without credentials, so
+    /// that it waits on a warm connection: there, URLSession spins a core while a request that
+    /// opened its own connection waits for its answer.
     ///
     /// ```swift
     /// var options = SyncHTTPOptions()
@@ -34,6 +37,8 @@ extension SyncHTTPTransport {
             stream: { request in
                 #if canImport(FoundationNetworking)
                 await streaming.warmConnection(for: request, in: streams)
+                // A caller cancelled during the warm-up sends nothing more.
+                try _Concurrency.Task.checkCancellation()
                 return try await streaming.open(request, in: streams)
                 #else
                 return try await delegate.open(request, in: session)
