@@ -138,9 +138,7 @@ struct SyncHTTPClient: Sendable {
                 group.addTask {
                     guard waits else { return try await transport.send(request) }
                     let (head, chunks) = try await transport.stream(request)
-                    var data = Data()
-                    for try await chunk in chunks { data.append(chunk) }
-                    return (data, head)
+                    return (try await chunks.collected(), head)
                 }
                 group.addTask {
                     try await Task.sleep(for: limit)

@@ -63,9 +63,7 @@ private final class URLSessionStreams: NSObject, URLSessionDataDelegate, @unchec
     /// Sends `request` and collects its whole answer.
     func send(_ request: URLRequest, in session: URLSession) async throws -> (Data, HTTPURLResponse) {
         let (head, chunks) = try await open(request, in: session)
-        var data = Data()
-        for try await chunk in chunks { data.append(chunk) }
-        return (data, head)
+        return (try await chunks.collected(), head)
     }
 
     #if canImport(FoundationNetworking)
@@ -93,13 +91,11 @@ private final class URLSessionStreams: NSObject, URLSessionDataDelegate, @unchec
     func open(
         _ request: URLRequest,
         in session: URLSession,
-        cancellingAfter limit: Duration? = nil
+        cancellingAfter limit: DispatchTimeInterval? = nil
     ) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>) {
         let task = session.dataTask(with: request)
         if let limit {
-            let (seconds, attoseconds) = limit.components
-            let interval = Double(seconds) + Double(attoseconds) / 1e18
-            DispatchQueue.global().asyncAfter(deadline: .now() + interval) { task.cancel() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { task.cancel() }
         }
         let (chunks, body) = AsyncThrowingStream<Data, any Error>.makeStream()
         body.onTermination = { _ in task.cancel() }

@@ -55,3 +55,13 @@ public struct SyncHTTPTransport: Sendable {
         self.stream = stream
     }
 }
+
+extension AsyncThrowingStream where Element == Data, Failure == any Error {
+    /// The body a stream of chunks carries, whole: for an answer read through
+    /// ``SyncHTTPTransport/stream`` that the caller wants at once.
+    func collected() async throws -> Data {
+        var data = Data()
+        for try await chunk in self { data.append(chunk) }
+        return data
+    }
+}
