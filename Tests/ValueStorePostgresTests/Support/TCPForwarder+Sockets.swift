@@ -39,14 +39,7 @@ extension TCPForwarder {
         TCPForwarderError(description: "\(call) failed: \(String(cString: strerror(errno)))")
     }
 
-    /// A connection to ``upstream`` as it is now, or `nil` when it cannot be made.
     func connectUpstream() -> Int32? {
-        Self.connect(to: upstream)
-    }
-
-    /// A connection to `upstream`, or `nil` when it cannot be made: also the tests' way to connect
-    /// a client to a forwarder (`.tcp(host: "127.0.0.1", port: forwarder.port)`).
-    static func connect(to upstream: Upstream) -> Int32? {
         switch upstream {
         case .unix(let path):
             let fd = socket(AF_UNIX, streamSocket, 0)

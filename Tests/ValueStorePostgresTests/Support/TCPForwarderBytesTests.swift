@@ -7,6 +7,7 @@ import Darwin
 import Foundation
 import Synchronization
 import Testing
+import ValueStoreTestSupport
 
 extension PostgresTests.Forwarder {
     /// ``TCPForwarder/Traffic/bytes``, which the chaos test's HTTP mode puts between devices and
@@ -18,48 +19,27 @@ extension PostgresTests.Forwarder {
         defer { echo.stop() }
         let forwarder = try TCPForwarder(to: .tcp(host: "127.0.0.1", port: echo.port), carrying: .bytes)
         defer { forwarder.stop() }
-        let request = Array("POST /sync/v1/push HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}".utf8)
+        let request = "POST /sync/v1/push HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}"
 
         #expect(try await Self.exchange(request, port: forwarder.port) == request, "the echo came back whole")
 
         forwarder.mode = .dropAnswers
         #expect(try await Self.exchange(request, port: forwarder.port).isEmpty, "the answer is lost")
         #expect(forwarder.droppedAnswers == 1)
-        #expect(echo.received == 2 * request.count, "yet the request reached the server")
+        #expect(echo.received == 2 * request.utf8.count, "yet the request reached the server")
 
         forwarder.mode = .refuse
-        let slipped = TCPForwarder.connect(to: .tcp(host: "127.0.0.1", port: forwarder.port))
-        #expect(slipped == nil, "the port is closed")
-        if let slipped { close(slipped) }
+        #expect((try? LoopbackClientSocket(port: forwarder.port)) == nil, "the port is closed")
         forwarder.mode = .pass
         #expect(try await Self.exchange(request, port: forwarder.port) == request, "passing again")
     }
 
-    /// Connects to `port`, sends `bytes`, and reads until as many came back, the connection ends,
-    /// or 10 s pass (a hang guard); on a thread of its own, as the sockets block.
-    static func exchange(_ bytes: [UInt8], port: Int) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                guard let socket = TCPForwarder.connect(to: .tcp(host: "127.0.0.1", port: port)) else {
-                    return continuation.resume(throwing: TCPForwarderError(description: "no connection to \(port)"))
-                }
-                defer { close(socket) }
-                guard TCPForwarder.writeAll(socket, bytes, bytes.count) else {
-                    return continuation.resume(returning: [])
-                }
-                var received: [UInt8] = []
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                let deadline = ContinuousClock.now + .seconds(10)
-                while received.count < bytes.count, ContinuousClock.now < deadline {
-                    var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-                    guard poll(&poller, 1, 100) > 0 else { continue }
-                    let count = read(socket, &buffer, buffer.count)
-                    guard count > 0 else { break }
-                    received += buffer[..<count]
-                }
-                continuation.resume(returning: received)
-            }
-        }
+    /// Connects to `port`, sends `text`, and reads until it came back, the connection ends, or
+    /// 10 s pass (a hang guard).
+    static func exchange(_ text: String, port: Int) async throws -> String {
+        let client = try LoopbackClientSocket(port: port)
+        try client.send(text)
+        return await client.received(until: text, within: .seconds(10))
     }
 }
 
