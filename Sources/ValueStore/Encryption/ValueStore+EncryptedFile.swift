@@ -72,9 +72,11 @@ extension ValueStore where Environment == EncryptionKeyring, Value == Data {
         let file = encrypted.file
         return Self(
             label: encrypted.label,
-            // Each operation runs on the I/O threads (see BlockingIO), decryption included.
+            // Each operation runs on the I/O threads (see BlockingIO), decryption included, but
+            // a load, a brief read, which runs on the pool while the disk is quick.
             load: { keyring in
-                guard let plaintext = try await BlockingIO.run({ try await encrypted.readDecrypted(with: keyring) })
+                guard
+                    let plaintext = try await BlockingIO.runBrief({ try await encrypted.readDecrypted(with: keyring) })
                 else {
                     throw ValueStoreError(.notFound, store: encrypted.label)
                 }

@@ -3,9 +3,9 @@ import Synchronization
 
 /// The threads the file stores' writes, the settings file's reads and commits, the encrypted
 /// store (key derivation included) and a sync replica's journal run their blocking system calls
-/// on: never the cooperative pool, whose few threads are the whole app's, and never the caller's
-/// executor. A plain file's load is not among them: its hand-off cost more than its benchmark's
-/// target allows, so it reads on the pool (see `ValueStore.file(_:)`).
+/// on: not the cooperative pool, whose few threads are the whole app's, and never the caller's
+/// executor. The one exception is a load of a file store or the encrypted store, a brief read
+/// (see ``runBrief(_:)``): one at a time, it reads on the pool while the disk answers quickly.
 ///
 /// A slow disk (a network volume, an `fsync` the kernel holds for seconds) then holds only these
 /// threads: tasks that do not wait for the disk, an in-memory store's load or a `cached()` hit,
@@ -49,6 +49,23 @@ package enum BlockingIO {
         _ operation: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
         try await withTaskExecutorPreference(IOThreads.shared, operation: operation)
+    }
+
+    /// Runs `operation`, a read that is brief while the disk is well (a small file the kernel
+    /// has cached), where it costs least: on the cooperative pool, one at a time, while the disk
+    /// answers quickly; otherwise on the I/O threads, as ``run(_:)`` does (see ``BriefReads``).
+    ///
+    /// ```swift
+    /// let data = try await BlockingIO.runBrief { try await file.readConcurrently() }
+    /// ```
+    ///
+    /// - Parameter operation: One read of a store, `@concurrent` so that it leaves an actor.
+    /// - Returns: What `operation` returns.
+    /// - Throws: What `operation` throws.
+    package static func runBrief<Result, Failure: Error>(
+        _ operation: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        try await BriefReads.shared.run(operation)
     }
 
     /// Whether this code runs on one of the I/O threads: for tests that check where system calls

@@ -16,8 +16,8 @@ import Foundation
 /// - The first waiter of a group commits the group's contents once its turn comes; every waiter
 ///   of the group returns when that durable write did, or throws its error. Nothing is
 ///   acknowledged before the write that holds its value, or a later one, is durable.
-/// - A lone writer commits at once: no delay, but one `Task.yield()` before it writes, so that
-///   writes ready to run on a busy or narrow pool arrive and join its commit.
+/// - A lone writer commits at once: no delay, but its hand-off to the I/O threads before it
+///   writes, during which writes ready to run on a busy or narrow pool arrive and join its commit.
 /// - Only a group's leader runs on the I/O threads (see ``BlockingIO``), for the encoding and
 ///   the commit: a waiter joins its group on its own task and waits on no thread at all, so a
 ///   commit held by a slow disk holds one I/O thread, however many saves wait for it.
@@ -98,15 +98,16 @@ final class CommitQueue: Sendable {
         if arrivals.isEmpty {
             arrivals = [Arrival(contents: contents, writer: writer, waiter: nil)]
         }
-        // Let the writes that are ready to run arrive first: on a busy or narrow pool they would
-        // otherwise wait for this commit and pay one of their own. Nothing is written yet, so a
-        // group that arrived meanwhile joins this commit, the last arrival's contents winning.
-        await Task.yield()
-        arrivals += takeWaitingGroup(key) ?? []
         // Only the leader goes to the I/O threads, to encode and commit (write, fsync, rename):
-        // the waiters hold no thread, of the pool or the I/O threads, while they wait.
-        let group = arrivals
-        let outcome = await BlockingIO.run { await Self.commitLast(of: group, commit) }
+        // the waiters hold no thread, of the pool or the I/O threads, while they wait. Its hand-off
+        // there is its yield: the writes ready to run on the thread it leaves arrive meanwhile
+        // (on a busy or narrow pool they would otherwise wait for this commit and pay one of
+        // their own), and as nothing is written yet, a group that arrived joins this commit, the
+        // last arrival's contents winning.
+        let first = arrivals
+        let outcome = await BlockingIO.run {
+            await Self.commitLast(of: first + (takeWaitingGroup(key) ?? []), commit)
+        }
         for arrival in outcome.committed {
             guard let waiter = arrival.waiter else { continue }
             switch outcome.result {

@@ -47,11 +47,11 @@ extension ValueStore where Environment == Void, Value == Data {
             label: label,
             // Updates run on the I/O threads (see BlockingIO), and so do the commits of saves
             // and removals: each joins the file's commit queue where it is, and the queue's
-            // leader alone goes there to commit (see CommitQueue). A load does not: its hand-off
-            // there and back cost 1.5× a raw read and decode of 1 KB (target 1.3×), so it reads
-            // off the caller's executor on the cooperative pool, as before.
+            // leader alone goes there to commit (see CommitQueue). A load is a brief read: the
+            // hand-off there and back costs as much as a read of 1 KB, so one load at a time
+            // reads on the pool while the disk is quick (see BlockingIO.runBrief).
             load: { _ in
-                guard let data = try await file.readConcurrently() else {
+                guard let data = try await BlockingIO.runBrief({ try await file.readConcurrently() }) else {
                     throw ValueStoreError(.notFound, store: label)
                 }
                 return data

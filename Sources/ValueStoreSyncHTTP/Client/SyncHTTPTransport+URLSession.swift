@@ -94,19 +94,35 @@ private final class URLSessionStreams: NSObject, URLSessionDataDelegate, @unchec
         cancellingAfter limit: DispatchTimeInterval? = nil
     ) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>) {
         let task = session.dataTask(with: request)
-        if let limit {
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { task.cancel() }
-        }
         let (chunks, body) = AsyncThrowingStream<Data, any Error>.makeStream()
         body.onTermination = { _ in task.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { head in
                 tasks.withLock { $0[task.taskIdentifier] = Task(head: head, body: body, chunks: chunks) }
+                // A cancellation before the task was registered cancelled it already, and its
+                // completion may have come and found nothing to end: it is ended here instead,
+                // by whichever of the two takes it out of `tasks` first.
+                guard !_Concurrency.Task.isCancelled else {
+                    end(task.taskIdentifier, with: CancellationError())
+                    return
+                }
+                if let limit {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + limit) { task.cancel() }
+                }
                 task.resume()
             }
         } onCancel: {
             task.cancel()
         }
+    }
+
+    /// Ends the task `identifier` with `error`, unless it has ended already.
+    private func end(_ identifier: Int, with error: (any Error)?) {
+        guard let ended = tasks.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        if let head = ended.head {
+            head.resume(throwing: error ?? URLError(.badServerResponse))
+        }
+        ended.body.finish(throwing: error)
     }
 
     func urlSession(
@@ -137,10 +153,6 @@ private final class URLSessionStreams: NSObject, URLSessionDataDelegate, @unchec
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let ended = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let head = ended.head {
-            head.resume(throwing: error ?? URLError(.badServerResponse))
-        }
-        ended.body.finish(throwing: error)
+        end(task.taskIdentifier, with: error)
     }
 }
