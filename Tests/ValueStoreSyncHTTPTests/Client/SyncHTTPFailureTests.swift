@@ -159,3 +159,30 @@ import FoundationNetworking
         #expect(sent.withLock { $0 } == 1)
     }
 }
+
+/// The URLSession transport and cancellation.
+@Suite(.timeLimit(.minutes(1))) struct SyncHTTPTransportCancellationTests {
+    /// A request of a task cancelled before it was sent is never sent, and ends at once: its
+    /// cancellation reached the session's task before the delegate knew it, and the completion of
+    /// that cancel could come first and find nothing to end, leaving the caller waiting for ever.
+    @Test func aRequestOfACancelledTaskEndsAtOnceUnsent() async throws {
+        let seen = SeenRequests()
+        let server = try LoopbackHTTPServer { request, token in
+            seen.note(request, token: token)
+            return SyncHTTPResponse(status: 204)
+        }
+        defer { server.stop() }
+        let transport = SyncHTTPTransport.urlSession()
+        var request = URLRequest(url: server.url.appendingPathComponent("v1/pull"))
+        request.httpMethod = "POST"
+        for _ in 0..<50 {
+            let sent = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await transport.send(request)
+            }
+            let outcome = try await within(.seconds(10), "a cancelled request's end") { await sent.result }
+            #expect(throws: CancellationError.self) { try outcome.get() }
+        }
+        #expect(seen.all.isEmpty)
+    }
+}
