@@ -83,7 +83,10 @@ import ValueStoreTestSupport
             }
             defer { server.stop() }
             var options = HTTPSandbox.options()
-            options.timings.readyTimeout = .milliseconds(100)
+            // Long enough for the warm-up `HEAD` and the stream's request on a loaded machine:
+            // at 100 ms the test failed twice in full runs beside a build, no stream ever reaching
+            // the server in time. The stream that never says `ready` costs the test this once.
+            options.timings.readyTimeout = .seconds(1)
             options.timings.serverSentEventsRetry = .milliseconds(300)
             let pokes = sandbox.remote(server.url, options: options).pokes()
             _ = try await streams.next()  // a proxy that buffers it: no ready ever arrives
