@@ -1,8 +1,9 @@
 import Dispatch
 import Synchronization
 
-/// Where the loads of the file stores and the encrypted store read: on the cooperative pool, one
-/// at a time, while the disk answers quickly, and on the I/O threads (``BlockingIO``) otherwise.
+/// Where the loads of the file stores and the encrypted store read, and a cache checks its file
+/// (a `stat`) while the file's directory is not watched: on the cooperative pool, one at a time,
+/// while the disk answers quickly, and on the I/O threads (``BlockingIO``) otherwise.
 ///
 /// The hand-off to the I/O threads and back costs 10 to 20 µs, as much as the read of a small
 /// file the kernel has cached, so a load that always took it would cost twice the read. A brief

@@ -71,10 +71,14 @@ final class FileFreshness: Sendable {
     }
 
     /// Whether any file changed since the last check; `true` at the first check, and after a
-    /// watch was lost since. Runs off the caller's executor: it makes one `stat` per file, and
-    /// nothing else.
+    /// watch was lost since. Runs off the caller's executor, as a brief read (see
+    /// ``BlockingIO/runBrief(_:)``): it makes one `stat` per file, and nothing else.
     @usableFromInline
-    @concurrent func hasChanged() async -> Bool {
+    func hasChanged() async -> Bool {
+        await BlockingIO.runBrief { await observeChanges() }
+    }
+
+    @concurrent private func observeChanges() async -> Bool {
         let files = state.withLock { $0.files }
         let losses = FileChanges.losses.load(ordering: .acquiring)
         let observed = files.map { file in
