@@ -104,20 +104,16 @@ struct UserDefaultsKey: Sendable {
         return defaults.persistentDomain(forName: domain)?[key] != nil
     }
 
-    /// Stores `value`, or removes the key for `nil`, on the I/O threads (see ``BlockingIO``): on
-    /// Linux the write ends in a blocking file write.
-    func store<Value: PropertyListValue>(_ value: Value?) async throws {
-        try await BlockingIO.run { try await storeConcurrently(value) }
-    }
-
-    /// Removes the key, on the I/O threads.
-    func removeValue() async throws {
-        try await BlockingIO.run { try await storeConcurrently(Int?.none) }
-    }
-
-    /// Stores `value` off the caller's executor: on the I/O threads, through ``store(_:)``.
-    @concurrent private func storeConcurrently<Value: PropertyListValue>(_ value: Value?) async throws {
+    /// Stores `value`, or removes the key for `nil`, off the caller's executor: on Linux the
+    /// write ends in a blocking file write, so the stores call it on the I/O threads
+    /// (`BlockingIO.run`).
+    @concurrent func store<Value: PropertyListValue>(_ value: Value?) async throws {
         try suite.withLock { defaults in try store(value, in: defaults) }
+    }
+
+    /// Removes the key, off the caller's executor.
+    @concurrent func removeValue() async throws {
+        try suite.withLock { defaults in try store(Int?.none, in: defaults) }
     }
 
     private func store<Value: PropertyListValue>(_ value: Value?, in defaults: UserDefaults) throws {

@@ -43,7 +43,7 @@ extension SettingsFile {
         for (key, node) in found where inFile[PropertyListKey(key)] == node {
             let defaults = UserDefaultsKey(key, suiteName: suiteName)
             if try defaults.storedNode() == node {
-                try await defaults.removeValue()
+                try await BlockingIO.run { try await defaults.removeValue() }
             }
         }
         return imported

@@ -36,23 +36,25 @@ extension ValueStore where Environment == Void, Value: PropertyListValue {
         userDefaults(UserDefaultsKey(key, suiteName: suiteName))
     }
 
-    /// The store of one key, however it names its suite.
+    /// The store of one key, however it names its suite. Its writes run on the I/O threads
+    /// (see `BlockingIO`): on Linux, Foundation writes the suite's file in `synchronize()`.
     static func userDefaults(_ defaults: UserDefaultsKey) -> Self {
         Self(
             label: defaults.label,
             load: { _ in try defaults.load(as: Value.self) },
             save: { value, _ in
-                try await defaults.exclusively { try await defaults.store(value) }
+                try await defaults.exclusively { try await BlockingIO.run { try await defaults.store(value) } }
                 return value
             },
             remove: { _ in
-                try await defaults.exclusively { try await defaults.store(Value?.none) }
+                try await defaults.exclusively { try await BlockingIO.run { try await defaults.store(Value?.none) } }
             },
             update: { _, body in
                 try await defaults.exclusively {
                     var value = try defaults.loadIfPresent(as: Value.self)
                     try await body(&value)
-                    try await defaults.store(value)
+                    let updated = value
+                    try await BlockingIO.run { try await defaults.store(updated) }
                     return value
                 }
             },

@@ -93,6 +93,8 @@ private final class URLSessionStreams: NSObject, URLSessionDataDelegate, @unchec
         in session: URLSession,
         cancellingAfter limit: DispatchTimeInterval? = nil
     ) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>) {
+        // A caller cancelled already sends nothing.
+        try _Concurrency.Task.checkCancellation()
         let task = session.dataTask(with: request)
         let (chunks, body) = AsyncThrowingStream<Data, any Error>.makeStream()
         body.onTermination = { _ in task.cancel() }
