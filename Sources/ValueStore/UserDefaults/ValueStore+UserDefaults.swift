@@ -43,22 +43,28 @@ extension ValueStore where Environment == Void, Value: PropertyListValue {
             label: defaults.label,
             load: { _ in try defaults.load(as: Value.self) },
             save: { value, _ in
-                try await defaults.exclusively { try await BlockingIO.run { try await defaults.store(value) } }
+                try await defaults.exclusively { try await defaults.write(value) }
                 return value
             },
             remove: { _ in
-                try await defaults.exclusively { try await BlockingIO.run { try await defaults.store(Value?.none) } }
+                try await defaults.exclusively { try await defaults.write(Value?.none) }
             },
             update: { _, body in
                 try await defaults.exclusively {
                     var value = try defaults.loadIfPresent(as: Value.self)
                     try await body(&value)
-                    let updated = value
-                    try await BlockingIO.run { try await defaults.store(updated) }
+                    try await defaults.write(value)
                     return value
                 }
             },
             changeSignals: { _ in defaults.changes.signals() }
         )
+    }
+}
+
+extension UserDefaultsKey {
+    /// Stores `value`, or removes the key for `nil`, on the I/O threads (see `BlockingIO`).
+    fileprivate func write<Value: PropertyListValue>(_ value: Value?) async throws {
+        try await BlockingIO.run { try await store(value) }
     }
 }
