@@ -24,27 +24,54 @@ extension SyncHTTPTransport {
     ///   cookies, no cache on disk).
     /// - Returns: The transport.
     public static func urlSession(_ configuration: URLSessionConfiguration = .ephemeral) -> Self {
-        let delegate = URLSessionStreams()
-        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-        #if canImport(FoundationNetworking)
-        // Streams have a session of their own, whose connection each one warms first, and a
-        // delegate of their own: a delegate knows its tasks by identifiers each session numbers.
-        let streaming = URLSessionStreams()
-        let streams = URLSession(configuration: configuration, delegate: streaming, delegateQueue: nil)
-        #endif
-        return SyncHTTPTransport(
-            send: { request in try await delegate.send(request, in: session) },
+        urlSession(over: URLSessions(configuration))
+    }
+
+    /// A transport over `sessions`, which it invalidates when its last copy is released.
+    static func urlSession(over sessions: URLSessions) -> Self {
+        SyncHTTPTransport(
+            send: { request in try await sessions.requests.send(request, in: sessions.requestSession) },
             stream: { request in
                 #if canImport(FoundationNetworking)
-                await streaming.warmConnection(for: request, in: streams)
+                await sessions.streams.warmConnection(for: request, in: sessions.streamSession)
                 // A caller cancelled during the warm-up sends nothing more.
                 try _Concurrency.Task.checkCancellation()
-                return try await streaming.open(request, in: streams)
+                return try await sessions.streams.open(request, in: sessions.streamSession)
                 #else
-                return try await delegate.open(request, in: session)
+                return try await sessions.requests.open(request, in: sessions.requestSession)
                 #endif
             }
         )
+    }
+}
+
+/// The sessions of one ``SyncHTTPTransport/urlSession(_:)`` transport, which its closures share
+/// and which are invalidated when the last copy of the transport is released: a session holds
+/// its delegate, and is itself held, until it is invalidated, so every `SyncHTTPOptions()` made
+/// would otherwise keep its sessions for the life of the process. Requests still in flight then
+/// finish first.
+final class URLSessions: Sendable {
+    fileprivate let requests = URLSessionStreams()
+    let requestSession: URLSession
+    #if canImport(FoundationNetworking)
+    // Streams have a session of their own, whose connection each one warms first, and a
+    // delegate of their own: a delegate knows its tasks by identifiers each session numbers.
+    fileprivate let streams = URLSessionStreams()
+    let streamSession: URLSession
+    #endif
+
+    init(_ configuration: URLSessionConfiguration) {
+        requestSession = URLSession(configuration: configuration, delegate: requests, delegateQueue: nil)
+        #if canImport(FoundationNetworking)
+        streamSession = URLSession(configuration: configuration, delegate: streams, delegateQueue: nil)
+        #endif
+    }
+
+    deinit {
+        requestSession.finishTasksAndInvalidate()
+        #if canImport(FoundationNetworking)
+        streamSession.finishTasksAndInvalidate()
+        #endif
     }
 }
 

@@ -160,7 +160,7 @@ import FoundationNetworking
     }
 }
 
-/// The URLSession transport and cancellation.
+/// The URLSession transport: cancellation, and the sessions' end.
 @Suite(.timeLimit(.minutes(1))) struct SyncHTTPTransportCancellationTests {
     /// A request of a task cancelled before it was sent is never sent, and ends at once: its
     /// cancellation reached the session's task before the delegate knew it, and the completion of
@@ -184,5 +184,31 @@ import FoundationNetworking
             #expect(throws: CancellationError.self) { try outcome.get() }
         }
         #expect(seen.all.isEmpty)
+    }
+
+    /// A transport's sessions are invalidated once the last copy of the transport is released,
+    /// and let their delegates go: on Apple platforms a session holds itself and its delegate
+    /// until then, so each `SyncHTTPOptions()` made would keep two for the life of the process.
+    @Test func aReleasedTransportInvalidatesItsSessions() async throws {
+        let server = try LoopbackHTTPServer { _, _ in SyncHTTPResponse(status: 204) }
+        defer { server.stop() }
+        var sessions: [URLSession] = []
+        do {
+            let owned = URLSessions(.ephemeral)
+            sessions.append(owned.requestSession)
+            #if canImport(FoundationNetworking)
+            sessions.append(owned.streamSession)
+            #endif
+            let transport = SyncHTTPTransport.urlSession(over: owned)
+            let (_, head) = try await transport.send(URLRequest(url: server.url.appendingPathComponent("v1/pull")))
+            #expect(head.statusCode == 204)
+            #expect(sessions.allSatisfy { $0.delegate != nil })
+        }
+        // Invalidation ends on the sessions' own queues: wait for it, 10 s at most.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while sessions.contains(where: { $0.delegate != nil }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(sessions.allSatisfy { $0.delegate == nil })
     }
 }
