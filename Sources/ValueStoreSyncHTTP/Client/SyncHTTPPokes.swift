@@ -93,12 +93,15 @@ struct SyncHTTPPokes: Sendable {
             }
             group.addTask {
                 while true {
-                    let (ready, last) = heard.state.withLock { ($0.ready, $0.last) }
-                    let deadline = ready ? last + timings.silenceLimit : started + timings.readyTimeout
+                    let (ready, last, sent) = heard.state.withLock { ($0.ready, $0.last, $0.sent) }
+                    let deadline = ready ? last + timings.silenceLimit : readyDeadline(started: started, sent: sent)
                     if deadline <= .now { return ready ? .afterReady : .notReady }
                     // Awake within a silence limit at most: a `ready` that comes while this
-                    // sleeps towards the ready timeout starts the silence clock.
-                    let wake = min(deadline, .now + timings.silenceLimit)
+                    // sleeps towards the ready timeout starts the silence clock. Until the
+                    // request is sent, within a quarter of the ready timeout: its sending moves
+                    // the deadline closer.
+                    let awake = ready || sent != nil ? timings.silenceLimit : timings.readyTimeout / 4
+                    let wake = min(deadline, .now + min(awake, timings.silenceLimit))
                     guard (try? await Task.sleep(until: wake)) != nil else { return .failed }
                 }
             }
@@ -106,6 +109,18 @@ struct SyncHTTPPokes: Sendable {
             group.cancelAll()
             return end
         }
+    }
+
+    /// When a stream that has not said `ready` is given up: a ready timeout after its request
+    /// was sent, for a transport that says when (``SyncHTTPTransport/sending``), so that the
+    /// token's fetch and the transport's warm-up never use it up; until it is sent, the request
+    /// timeout more. For other transports, a ready timeout after the stream was started.
+    private func readyDeadline(started: ContinuousClock.Instant, sent: ContinuousClock.Instant?)
+        -> ContinuousClock.Instant
+    {
+        if let sent { return sent + timings.readyTimeout }
+        let preparing = client.options.transport.announcesSending ? client.options.requestTimeout : .zero
+        return started + preparing + timings.readyTimeout
     }
 
     /// Opens the stream and reads its events, noting each in `heard`.
@@ -117,7 +132,11 @@ struct SyncHTTPPokes: Sendable {
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         let transport = client.options.transport
         let (chunks, head) = try await client.authorized(request) { request in
-            let (head, chunks) = try await transport.stream(request)
+            let (head, chunks) = try await SyncHTTPTransport.$sending.withValue({
+                heard.state.withLock { $0.sent = .now }
+            }) {
+                try await transport.stream(request)
+            }
             return (chunks, head)
         }
         guard head.statusCode == 200 else {
@@ -146,7 +165,8 @@ struct SyncHTTPPokes: Sendable {
     }
 }
 
-/// What a stream said so far: whether `ready`, and when it last said anything.
+/// What a stream said so far: when its request was sent (where the transport says), whether
+/// `ready`, and when it last said anything.
 private final class Heard: Sendable {
-    let state = Mutex<(ready: Bool, last: ContinuousClock.Instant)>((false, .now))
+    let state = Mutex<(sent: ContinuousClock.Instant?, ready: Bool, last: ContinuousClock.Instant)>((nil, false, .now))
 }

@@ -5,8 +5,9 @@ struct SyncHTTPTimings: Sendable, Hashable {
     /// before it is taken for dead and opened again: a little over twice the service's default
     /// heartbeat of 20 seconds.
     var silenceLimit: Duration = .seconds(45)
-    /// How long a new poke stream has to say `ready`; a stream that does not (a proxy that
-    /// buffers it) makes the remote long-poll instead.
+    /// How long a new poke stream has to say `ready` once its request was sent (the URL-session
+    /// transport says when: after its warm-up); a stream that does not (a proxy that buffers it)
+    /// makes the remote long-poll instead.
     var readyTimeout: Duration = .seconds(10)
     /// How long the remote long-polls after a stream failed to say `ready` before it tries a
     /// stream again.

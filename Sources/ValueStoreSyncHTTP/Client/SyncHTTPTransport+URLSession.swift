@@ -29,19 +29,23 @@ extension SyncHTTPTransport {
 
     /// A transport over `sessions`, which it invalidates when its last copy is released.
     static func urlSession(over sessions: URLSessions) -> Self {
-        SyncHTTPTransport(
+        var transport = SyncHTTPTransport(
             send: { request in try await sessions.requests.send(request, in: sessions.requestSession) },
             stream: { request in
                 #if canImport(FoundationNetworking)
                 await sessions.streams.warmConnection(for: request, in: sessions.streamSession)
                 // A caller cancelled during the warm-up sends nothing more.
                 try _Concurrency.Task.checkCancellation()
+                SyncHTTPTransport.sending?()
                 return try await sessions.streams.open(request, in: sessions.streamSession)
                 #else
+                SyncHTTPTransport.sending?()
                 return try await sessions.requests.open(request, in: sessions.requestSession)
                 #endif
             }
         )
+        transport.announcesSending = true
+        return transport
     }
 }
 

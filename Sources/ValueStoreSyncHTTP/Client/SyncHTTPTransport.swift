@@ -40,6 +40,9 @@ public struct SyncHTTPTransport: Sendable {
     /// let (head, chunks) = try await transport.stream(request)
     /// ```
     public var stream: Stream
+    /// Whether ``stream`` calls ``sending`` as it sends a request itself, after whatever it does
+    /// first: the URL-session transport does, after its warm-up on Linux.
+    var announcesSending = false
 
     /// A transport from its closures.
     ///
@@ -54,6 +57,14 @@ public struct SyncHTTPTransport: Sendable {
         self.send = send
         self.stream = stream
     }
+}
+
+extension SyncHTTPTransport {
+    /// Bound by the remote's pokes around the opening of one stream, and called by a transport
+    /// that ``announcesSending`` as it sends the stream's request itself: the stream's ready
+    /// timeout counts from then, so that a token's fetch and the transport's own preparation
+    /// never use it up.
+    @TaskLocal static var sending: (@Sendable () -> Void)?
 }
 
 extension AsyncThrowingStream where Element == Data, Failure == any Error {
