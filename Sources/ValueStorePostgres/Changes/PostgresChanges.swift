@@ -56,13 +56,16 @@ final class PostgresChanges: Sendable {
 
     /// A stream of signals for `key`, as ``signals(client:table:key:label:heartbeat:)``, and the
     /// number of the last notification of its ``PostgresNoticeLog`` when it subscribed: read
-    /// what came after it with ``notices(client:table:key:after:)`` on each signal.
+    /// what came after it with ``notices(client:table:key:after:)`` on each signal. A `polled`
+    /// stream is also signalled every `heartbeat` while the listener does not follow, each time
+    /// with a mark that reads "missed".
     func subscribe(
         client: PostgresClient,
         table: PostgresTableName,
         key: String,
         label: String,
-        heartbeat: Duration
+        heartbeat: Duration,
+        polled: Bool = false
     ) -> (signals: AsyncStream<Void>, read: UInt64) {
         let target = Target(client: ObjectIdentifier(client), table: table)
         let (listener, broadcaster, read) = state.withLock { state in
@@ -78,13 +81,16 @@ final class PostgresChanges: Sendable {
             }
             let (broadcaster, read) = listener.observed.withLock { observed in
                 observed[key, default: PostgresListener.Observed()].streams += 1
+                if polled {
+                    listener.addPolled(key, in: &observed)
+                }
                 return (observed[key]!.broadcaster, observed[key]!.notices.last)
             }
             return (listener, broadcaster, read)
         }
         listener.feed.record()
         let signals = broadcaster.signals { [weak self] in
-            self?.release(target, key: key, of: listener)
+            self?.release(target, key: key, of: listener, polled: polled)
         }
         return (signals, read)
     }
@@ -107,9 +113,12 @@ final class PostgresChanges: Sendable {
         }
     }
 
-    private func release(_ target: Target, key: String, of listener: PostgresListener) {
+    private func release(_ target: Target, key: String, of listener: PostgresListener, polled: Bool) {
         let remaining = listener.observed.withLock { observed in
             observed[key]!.streams -= 1
+            if polled {
+                observed[key]!.polled -= 1
+            }
             if observed[key]!.streams == 0 {
                 observed[key] = nil
             }
@@ -123,6 +132,9 @@ final class PostgresChanges: Sendable {
             return listener.task.withLock { $0 }
         }
         stopped?.cancel()
+        if stopped != nil {
+            listener.polling.withLock { $0 }?.cancel()
+        }
     }
 
     /// Reserves a connection for `listener` to listen with, unless that would take its client's

@@ -22,6 +22,9 @@ final class PostgresListener: Sendable {
     struct Observed {
         let broadcaster = ChangeBroadcaster()
         var streams = 0
+        /// How many of its streams are polled: signalled every ``heartbeat`` while the listener
+        /// does not follow (a sync table's pokes, so a replica pulls on).
+        var polled = 0
         /// The sync tables' notifications of the key, for their pokes' authors.
         var notices = PostgresNoticeLog()
     }
@@ -40,6 +43,8 @@ final class PostgresListener: Sendable {
     let observed = Mutex<[String: Observed]>([:])
     /// Set once, right after the listener is made, under the registry's lock.
     let task = Mutex<Task<Void, Never>?>(nil)
+    /// The task that signals the polled keys while the listener does not follow, while any is.
+    let polling = Mutex<Task<Void, Never>?>(nil)
     /// How many times it started listening, for tests.
     let listens = Atomic<Int>(0)
 

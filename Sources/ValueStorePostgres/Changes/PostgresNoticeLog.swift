@@ -21,12 +21,16 @@ struct PostgresNoticeLog {
         }
     }
 
-    /// The notifications after number `read`, and whether any may have been missed since (a
-    /// mark, or entries no longer kept).
+    /// Whether any notification after number `read` may have been missed (a mark, or entries
+    /// no longer kept), and the notifications after the last such loss: what a follower that
+    /// pulls for the loss still learns from. A follower that read each entry as it came gets the
+    /// same: a "pull now", then the notifications that followed it.
     func notices(after read: UInt64) -> (notices: [PostgresChangeNotice], missed: Bool) {
         let newer = entries.filter { $0.number > read }
         let kept = newer.first.map { $0.number == read + 1 } ?? (read == last)
-        return (newer.compactMap(\.notice), !kept || newer.contains { $0.notice == nil })
+        let lastMark = newer.lastIndex { $0.notice == nil }
+        let known = newer[(lastMark.map { $0 + 1 } ?? 0)...]
+        return (known.compactMap(\.notice), !kept || lastMark != nil)
     }
 }
 #endif

@@ -149,14 +149,11 @@ public struct SyncRemote: Sendable {
         _ stream: AsyncStream<Element>,
         _ transform: @escaping @Sendable (_ element: Element) -> Forwarded
     ) -> AsyncStream<Forwarded> {
-        AsyncStream { continuation in
-            let forwarding = Task {
-                for await element in stream {
-                    continuation.yield(transform(element))
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in forwarding.cancel() }
+        // Each element is taken from `stream` as the consumer asks for it, in the consumer's
+        // task: no task of its own, nor a second buffer.
+        AsyncStream {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next().map(transform)
         }
     }
 }

@@ -37,6 +37,8 @@ extension PostgresTests {
             #expect(log.notices(after: 1).notices.isEmpty && !log.notices(after: 1).missed)
             log.append(nil)  // the listener listened again
             #expect(log.notices(after: 1).missed)
+            log.append(notice)
+            #expect(log.notices(after: 0) == ([notice], true), "what came after the loss, kept")
             for _ in 0...PostgresNoticeLog.capacity {
                 log.append(notice)
             }
@@ -62,6 +64,32 @@ extension PostgresTests {
                     break
                 }
                 #expect(echo?.author != nil && echo?.head == ServerVersion(1))
+            }
+        }
+
+        /// While the table cannot be followed (a client of one connection never listens with
+        /// it), the pokes say "pull now" every heartbeat, so a replica pulls on; the listener
+        /// is let go with the last stream.
+        @Test func pokesSayPullNowEveryHeartbeatWhileTheTableCannotBeFollowed() async throws {
+            try await PostgresServer.withClient(configuration: PostgresServer.oneConnection()) { client in
+                var table = try PostgresSyncTable(client: client, name: PostgresServer.scratchName())
+                table.heartbeatInterval = .milliseconds(100)
+                try await table.createIfNeeded()
+                let resolved = try await table.resolvedRecords()
+                do {
+                    let pokes = table.remote(for: SyncAccount(id: "user-42")).authoredPokes()
+                    var heard: [SyncPoke] = []
+                    // Bounded by the suite's time limit, which fails this test by name.
+                    for await poke in pokes {
+                        heard.append(poke)
+                        if heard.count == 4 { break }
+                    }
+                    #expect(heard == Array(repeating: .pullNow, count: 4))
+                    #expect(PostgresChanges.shared.isListening(client: client, table: resolved))
+                }
+                while PostgresChanges.shared.isListening(client: client, table: resolved) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
             }
         }
     }
