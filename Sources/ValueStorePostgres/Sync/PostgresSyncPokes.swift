@@ -119,10 +119,13 @@ private final class SyncPokeFollowing: Sendable {
         return .following(signals: signals, table: resolved, read: read)
     }
 
+    /// Follows the resolved table from now on, after a "pull now": a pull covers what changed
+    /// before the subscription, and the tries' pokes not yet read go with their stream.
     private func follow(_ resolved: PostgresTableName) {
         state.withLock { state in
             guard case .resolving = state.phase else { return }
             state.phase = Self.subscribe(table, resolved, key)
+            state.waiting = [.pullNow]
         }
     }
 

@@ -82,7 +82,6 @@ struct SyncHTTPPokes: Sendable {
     /// Opens one event stream and reads it until it ends, falls silent, or says nothing in time.
     private func serverSentEvents(_ poke: @escaping @Sendable () -> Void) async -> End {
         let heard = Heard()
-        let started = ContinuousClock.now
         return await withTaskGroup(of: End.self) { group in
             group.addTask {
                 do {
@@ -93,14 +92,18 @@ struct SyncHTTPPokes: Sendable {
             }
             group.addTask {
                 while true {
-                    let (ready, last, sent) = heard.state.withLock { ($0.ready, $0.last, $0.sent) }
-                    let deadline = ready ? last + timings.silenceLimit : readyDeadline(started: started, sent: sent)
+                    let (ready, last, sent, preparing) = heard.state.withLock {
+                        ($0.ready, $0.last, $0.sent, $0.preparing)
+                    }
+                    let deadline =
+                        ready ? last + timings.silenceLimit : readyDeadline(preparing: preparing, sent: sent)
                     if deadline <= .now { return ready ? .afterReady : .notReady }
                     // Awake within a silence limit at most: a `ready` that comes while this
                     // sleeps towards the ready timeout starts the silence clock. Until the
                     // request is sent, within a quarter of the ready timeout: its sending moves
                     // the deadline closer.
-                    let awake = ready || sent != nil ? timings.silenceLimit : timings.readyTimeout / 4
+                    let awake =
+                        ready || sent != nil ? timings.silenceLimit : max(timings.readyTimeout / 4, .milliseconds(10))
                     let wake = min(deadline, .now + min(awake, timings.silenceLimit))
                     guard (try? await Task.sleep(until: wake)) != nil else { return .failed }
                 }
@@ -114,13 +117,14 @@ struct SyncHTTPPokes: Sendable {
     /// When a stream that has not said `ready` is given up: a ready timeout after its request
     /// was sent, for a transport that says when (``SyncHTTPTransport/sending``), so that the
     /// token's fetch and the transport's warm-up never use it up; until it is sent, the request
-    /// timeout more. For other transports, a ready timeout after the stream was started.
-    private func readyDeadline(started: ContinuousClock.Instant, sent: ContinuousClock.Instant?)
+    /// timeout more, from the start of the stream or of its token's renewal after a 401. For
+    /// other transports, a ready timeout after the stream was started.
+    private func readyDeadline(preparing: ContinuousClock.Instant, sent: ContinuousClock.Instant?)
         -> ContinuousClock.Instant
     {
         if let sent { return sent + timings.readyTimeout }
-        let preparing = client.options.transport.announcesSending ? client.options.requestTimeout : .zero
-        return started + preparing + timings.readyTimeout
+        let allowance = client.options.transport.announcesSending ? client.options.requestTimeout : .zero
+        return preparing + allowance + timings.readyTimeout
     }
 
     /// Opens the stream and reads its events, noting each in `heard`.
@@ -136,6 +140,13 @@ struct SyncHTTPPokes: Sendable {
                 heard.state.withLock { $0.sent = .now }
             }) {
                 try await transport.stream(request)
+            }
+            if head.statusCode == 401 {
+                // The token is renewed, then the request sent again: a preparation of its own.
+                heard.state.withLock { state in
+                    state.sent = nil
+                    state.preparing = .now
+                }
             }
             return (chunks, head)
         }
@@ -165,8 +176,15 @@ struct SyncHTTPPokes: Sendable {
     }
 }
 
-/// What a stream said so far: when its request was sent (where the transport says), whether
-/// `ready`, and when it last said anything.
+/// What a stream said so far: when its request's preparation started, when it was sent (where
+/// the transport says), whether `ready`, and when it last said anything.
 private final class Heard: Sendable {
-    let state = Mutex<(sent: ContinuousClock.Instant?, ready: Bool, last: ContinuousClock.Instant)>((nil, false, .now))
+    struct State {
+        var preparing = ContinuousClock.now
+        var sent: ContinuousClock.Instant?
+        var ready = false
+        var last = ContinuousClock.now
+    }
+
+    let state = Mutex(State())
 }

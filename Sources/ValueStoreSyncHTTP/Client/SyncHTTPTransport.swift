@@ -39,7 +39,10 @@ public struct SyncHTTPTransport: Sendable {
     /// ```swift
     /// let (head, chunks) = try await transport.stream(request)
     /// ```
-    public var stream: Stream
+    public var stream: Stream {
+        // A stream of one's own may not say when it sends.
+        didSet { announcesSending = false }
+    }
     /// Whether ``stream`` calls ``sending`` as it sends a request itself, after whatever it does
     /// first: the URL-session transport does, after its warm-up on Linux.
     var announcesSending = false

@@ -126,6 +126,36 @@ import ValueStoreTestSupport
         }
     }
 
+    /// Nor does a token's renewal after a 401: the request sent again with the new token has
+    /// the whole ready timeout.
+    @Test func aSlowRenewalAfterA401DoesNotUseUpTheReadyTimeout() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let streams = EventStreams()
+            let polls = SeenRequests()
+            let server = try LoopbackHTTPServer { request, token in
+                guard request.query["wait"] == nil else {
+                    polls.note(request, token: token)
+                    return SyncHTTPResponse(status: 200, body: .bytes(Data(#"{"poked":false}"#.utf8)))
+                }
+                guard token == "renewed" else { return SyncHTTPResponse(status: 401) }
+                return streams.respond(to: request)
+            }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.timings.readyTimeout = .seconds(2)
+            let remote = SyncRemote.http(server.url, account: sandbox.account, options: options) { rejected in
+                guard rejected != nil else { return "expired" }
+                try await Task.sleep(for: .milliseconds(2_500))
+                return "renewed"
+            }
+            let pokes = remote.pokes()
+            let stream = try await streams.next()
+            stream.writer.yield(Self.ready)
+            try await expectPoke(pokes, "the stream's ready")
+            #expect(polls.all.isEmpty, "the remote gave up on a stream it had not sent again, and long-polled")
+        }
+    }
+
     @Test func longPollingAsksToWait25SecondsAndNoPokesEndAtOnce() async throws {
         try await HTTPSandbox.with { sandbox in
             let polls = SeenRequests()
