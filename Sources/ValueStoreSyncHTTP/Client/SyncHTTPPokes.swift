@@ -115,7 +115,7 @@ struct SyncHTTPPokes: Sendable {
     }
 
     /// When a stream that has not said `ready` is given up: a ready timeout after its request
-    /// was sent, for a transport that says when (``SyncHTTPTransport/sending``), so that the
+    /// was sent, for a transport that says when (``SyncHTTPTransport/streamSaying``), so that the
     /// token's fetch and the transport's warm-up never use it up; until it is sent, the request
     /// timeout more, from the start of the stream or of its token's renewal after a 401. For
     /// other transports, a ready timeout after the stream was started.
@@ -123,7 +123,7 @@ struct SyncHTTPPokes: Sendable {
         -> ContinuousClock.Instant
     {
         if let sent { return sent + timings.readyTimeout }
-        let allowance = client.options.transport.announcesSending ? client.options.requestTimeout : .zero
+        let allowance = client.options.transport.streamSaying != nil ? client.options.requestTimeout : .zero
         return preparing + allowance + timings.readyTimeout
     }
 
@@ -136,11 +136,13 @@ struct SyncHTTPPokes: Sendable {
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         let transport = client.options.transport
         let (chunks, head) = try await client.authorized(request) { request in
-            let (head, chunks) = try await SyncHTTPTransport.$sending.withValue({
-                heard.state.withLock { $0.sent = .now }
-            }) {
-                try await transport.stream(request)
-            }
+            let sent: @Sendable () -> Void = { heard.state.withLock { $0.sent = .now } }
+            let (head, chunks) =
+                if let streamSaying = transport.streamSaying {
+                    try await streamSaying(request, sent)
+                } else {
+                    try await transport.stream(request)
+                }
             if head.statusCode == 401 {
                 // The token is renewed, then the request sent again: a preparation of its own.
                 heard.state.withLock { state in

@@ -29,22 +29,25 @@ extension SyncHTTPTransport {
 
     /// A transport over `sessions`, which it invalidates when its last copy is released.
     static func urlSession(over sessions: URLSessions) -> Self {
+        @Sendable func open(_ request: URLRequest, sending: @Sendable () -> Void) async throws -> (
+            HTTPURLResponse, AsyncThrowingStream<Data, any Error>
+        ) {
+            #if canImport(FoundationNetworking)
+            await sessions.streams.warmConnection(for: request, in: sessions.streamSession)
+            // A caller cancelled during the warm-up sends nothing more.
+            try _Concurrency.Task.checkCancellation()
+            sending()
+            return try await sessions.streams.open(request, in: sessions.streamSession)
+            #else
+            sending()
+            return try await sessions.requests.open(request, in: sessions.requestSession)
+            #endif
+        }
         var transport = SyncHTTPTransport(
             send: { request in try await sessions.requests.send(request, in: sessions.requestSession) },
-            stream: { request in
-                #if canImport(FoundationNetworking)
-                await sessions.streams.warmConnection(for: request, in: sessions.streamSession)
-                // A caller cancelled during the warm-up sends nothing more.
-                try _Concurrency.Task.checkCancellation()
-                SyncHTTPTransport.sending?()
-                return try await sessions.streams.open(request, in: sessions.streamSession)
-                #else
-                SyncHTTPTransport.sending?()
-                return try await sessions.requests.open(request, in: sessions.requestSession)
-                #endif
-            }
+            stream: { request in try await open(request, sending: {}) }
         )
-        transport.announcesSending = true
+        transport.streamSaying = { request, sending in try await open(request, sending: sending) }
         return transport
     }
 }

@@ -41,11 +41,17 @@ public struct SyncHTTPTransport: Sendable {
     /// ```
     public var stream: Stream {
         // A stream of one's own may not say when it sends.
-        didSet { announcesSending = false }
+        didSet { streamSaying = nil }
     }
-    /// Whether ``stream`` calls ``sending`` as it sends a request itself, after whatever it does
-    /// first: the URL-session transport does, after its warm-up on Linux.
-    var announcesSending = false
+    /// ``stream``, calling `sending` as it sends the request itself, after whatever it does first
+    /// (the URL-session transport's warm-up on Linux), so that a poke stream's ready timeout
+    /// counts from then; `nil` for a transport that does not say.
+    var streamSaying:
+        (
+            @Sendable (_ request: URLRequest, _ sending: @escaping @Sendable () -> Void) async throws -> (
+                HTTPURLResponse, AsyncThrowingStream<Data, any Error>
+            )
+        )?
 
     /// A transport from its closures.
     ///
@@ -60,14 +66,6 @@ public struct SyncHTTPTransport: Sendable {
         self.send = send
         self.stream = stream
     }
-}
-
-extension SyncHTTPTransport {
-    /// Bound by the remote's pokes around the opening of one stream, and called by a transport
-    /// that ``announcesSending`` as it sends the stream's request itself: the stream's ready
-    /// timeout counts from then, so that a token's fetch and the transport's own preparation
-    /// never use it up.
-    @TaskLocal static var sending: (@Sendable () -> Void)?
 }
 
 extension AsyncThrowingStream where Element == Data, Failure == any Error {
