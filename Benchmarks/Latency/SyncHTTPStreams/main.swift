@@ -6,7 +6,7 @@
 // connections of the server's client, as pg_stat_activity lists them: listening takes one, however
 // many accounts are followed. The target: 16 KiB a stream at most, and one listening connection.
 // With VALUESTORE_STREAMS_ONE_ACCOUNT=1 every stream is of one account, so what a stream costs
-// apart from its account's subscription shows (23.0 KiB, against 36.8 KiB with an account each).
+// apart from its account's subscription shows (23.0 KiB, against 30.5 KiB with an account each).
 // Run under pg_virtualenv:
 //
 //     cd Benchmarks && VALUESTORE_BENCHMARK_HTTP=1 pg_virtualenv swift run -c release SyncHTTPStreams [COUNT]
