@@ -103,56 +103,48 @@ import ValueStoreTestSupport
     /// The ready timeout counts from the stream's request being sent: a token that takes longer
     /// than it to fetch never makes the remote give up on a stream it has not sent yet.
     @Test func aSlowTokenDoesNotUseUpTheReadyTimeout() async throws {
-        try await HTTPSandbox.with { sandbox in
-            let streams = EventStreams()
-            let polls = SeenRequests()
-            let server = try LoopbackHTTPServer { request, token in
-                guard request.query["wait"] != nil else { return streams.respond(to: request) }
-                polls.note(request, token: token)
-                return SyncHTTPResponse(status: 200, body: .bytes(Data(#"{"poked":false}"#.utf8)))
-            }
-            defer { server.stop() }
-            var options = HTTPSandbox.options()
-            options.timings.readyTimeout = .seconds(2)
-            let remote = SyncRemote.http(server.url, account: sandbox.account, options: options) { _ in
-                try await Task.sleep(for: .milliseconds(2_500))
-                return "slow"
-            }
-            let pokes = remote.pokes()
-            let stream = try await streams.next()
-            stream.writer.yield(Self.ready)
-            try await expectPoke(pokes, "the stream's ready")
-            #expect(polls.all.isEmpty, "the remote gave up on a stream it had not sent, and long-polled")
+        try await expectAStreamSlowToPrepareIsKept(accepting: "slow") { _ in
+            try await Task.sleep(for: .milliseconds(2_500))
+            return "slow"
         }
     }
 
     /// Nor does a token's renewal after a 401: the request sent again with the new token has
     /// the whole ready timeout.
     @Test func aSlowRenewalAfterA401DoesNotUseUpTheReadyTimeout() async throws {
+        try await expectAStreamSlowToPrepareIsKept(accepting: "renewed") { rejected in
+            guard rejected != nil else { return "expired" }
+            try await Task.sleep(for: .milliseconds(2_500))
+            return "renewed"
+        }
+    }
+
+    /// A remote whose `token` takes longer than its 2-second ready timeout, against a server
+    /// that refuses every token but `accepted`, still reads its stream's `ready`, and never
+    /// long-polls.
+    private func expectAStreamSlowToPrepareIsKept(
+        accepting accepted: String,
+        token: @escaping @Sendable (_ rejected: String?) async throws -> String
+    ) async throws {
         try await HTTPSandbox.with { sandbox in
             let streams = EventStreams()
             let polls = SeenRequests()
-            let server = try LoopbackHTTPServer { request, token in
+            let server = try LoopbackHTTPServer { request, sent in
                 guard request.query["wait"] == nil else {
-                    polls.note(request, token: token)
+                    polls.note(request, token: sent)
                     return SyncHTTPResponse(status: 200, body: .bytes(Data(#"{"poked":false}"#.utf8)))
                 }
-                guard token == "renewed" else { return SyncHTTPResponse(status: 401) }
+                guard sent == accepted else { return SyncHTTPResponse(status: 401) }
                 return streams.respond(to: request)
             }
             defer { server.stop() }
             var options = HTTPSandbox.options()
             options.timings.readyTimeout = .seconds(2)
-            let remote = SyncRemote.http(server.url, account: sandbox.account, options: options) { rejected in
-                guard rejected != nil else { return "expired" }
-                try await Task.sleep(for: .milliseconds(2_500))
-                return "renewed"
-            }
-            let pokes = remote.pokes()
+            let pokes = SyncRemote.http(server.url, account: sandbox.account, options: options, token: token).pokes()
             let stream = try await streams.next()
             stream.writer.yield(Self.ready)
             try await expectPoke(pokes, "the stream's ready")
-            #expect(polls.all.isEmpty, "the remote gave up on a stream it had not sent again, and long-polled")
+            #expect(polls.all.isEmpty, "the remote gave up on a stream it had not sent, and long-polled")
         }
     }
 
