@@ -104,7 +104,7 @@ import ValueStoreTestSupport
     /// than it to fetch never makes the remote give up on a stream it has not sent yet.
     @Test func aSlowTokenDoesNotUseUpTheReadyTimeout() async throws {
         try await expectAStreamSlowToPrepareIsKept(accepting: "slow") { _ in
-            try await Task.sleep(for: .milliseconds(2_500))
+            try await Task.sleep(for: slowerThanTheReadyTimeout)
             return "slow"
         }
     }
@@ -114,13 +114,22 @@ import ValueStoreTestSupport
     @Test func aSlowRenewalAfterA401DoesNotUseUpTheReadyTimeout() async throws {
         try await expectAStreamSlowToPrepareIsKept(accepting: "renewed") { rejected in
             guard rejected != nil else { return "expired" }
-            try await Task.sleep(for: .milliseconds(2_500))
+            try await Task.sleep(for: slowerThanTheReadyTimeout)
             return "renewed"
         }
     }
 
-    /// A remote whose `token` takes longer than its 2-second ready timeout, against a server
-    /// that refuses every token but `accepted`, still reads its stream's `ready`, and never
+    /// The ready timeout of the slow-preparation tests. It is also how long a stream's request
+    /// may take, once sent, to bring back its `ready` (or, before a renewal, its 401): at 2
+    /// seconds, a loaded CI run (the whole suite on 2 cores) once took longer for both.
+    private let readyTimeout: Duration = .seconds(6)
+
+    /// How long the slow tokens take: longer than the ready timeout, so that a remote that counts
+    /// it from the stream's start gives up before the stream is sent.
+    private var slowerThanTheReadyTimeout: Duration { readyTimeout + .seconds(1) }
+
+    /// A remote whose `token` takes longer than its ready timeout, against a server that
+    /// refuses every token but `accepted`, still reads its stream's `ready`, and never
     /// long-polls.
     private func expectAStreamSlowToPrepareIsKept(
         accepting accepted: String,
@@ -139,7 +148,7 @@ import ValueStoreTestSupport
             }
             defer { server.stop() }
             var options = HTTPSandbox.options()
-            options.timings.readyTimeout = .seconds(2)
+            options.timings.readyTimeout = readyTimeout
             let pokes = SyncRemote.http(server.url, account: sandbox.account, options: options, token: token).pokes()
             let stream = try await streams.next()
             stream.writer.yield(Self.ready)
