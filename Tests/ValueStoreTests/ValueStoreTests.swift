@@ -144,7 +144,10 @@ import ValueStoreTesting
 
     @Test func storesThatMustWaitHaveNoImmediateLoad() async throws {
         try await TemporaryDirectory.with { directory in
-            let file = ValueStore<Void, Int>.jsonFile(directory.appending(path: "count.json"))
+            // Watched through fake watches: a live watch may hear of a change it cannot tell from
+            // its own write (a full inotify queue, in a loaded run) and empty the cache, which is
+            // right, but not what this test is about.
+            let file = FakeWatches().jsonFile(directory.appending(path: "count.json"), as: Int.self)
             #expect(file.loadImmediately == nil)
             #expect(file.default(0).map(load: { $0 }, save: { $0 }).loadImmediately == nil)
             let cached = file.cached()
