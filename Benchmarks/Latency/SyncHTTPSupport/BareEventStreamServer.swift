@@ -1,0 +1,52 @@
+// The floor of a poke stream's memory: Hummingbird alone, in this process on 127.0.0.1, answering
+// `GET /sync/v1/pokes` with an event stream that says `ready` and then nothing until the client
+// goes, with the headers the sync routes send. No authentication, no service, no account: what
+// a stream costs here is what an open event stream costs Hummingbird and NIO, which the sync
+// routes cannot cost less than.
+
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Hummingbird serving bare event streams on loopback.
+public enum BareEventStreamServer {
+    /// Starts the server; returns the port the system picked.
+    public static func start() async throws -> Int {
+        let router = Router()
+        router.get("/sync/v1/pokes") { _, _ -> Response in
+            let headers: HTTPFields = [
+                .contentType: "text/event-stream", .cacheControl: "no-cache, no-transform",
+                HTTPField.Name("X-Accel-Buffering")!: "no",
+            ]
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "event: ready\ndata:\n\n"))
+                    // Held as the sync routes hold theirs: iterating a stream, until cancelled.
+                    let (held, holding) = AsyncStream<Void>.makeStream()
+                    await withTaskCancellationHandler {
+                        for await _ in held {}
+                    } onCancel: {
+                        holding.finish()
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "sync-http-benchmarks-bare")
+        logger.logLevel = .error
+        let app = Application(
+            router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                listening.yield(channel.localAddress?.port ?? 0)
+                listening.finish()
+            }, logger: logger)
+        Task.detached { try await app.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else {
+            throw ValueStoreSyncHTTPBenchmarkError("the bare server did not start listening")
+        }
+        return port
+    }
+}
