@@ -6,7 +6,7 @@ package import ValueStoreSync
 /// share.
 ///
 /// The first stream of an account starts a task that listens to the account's
-/// ``SyncRemote/pokes``; every poke it hears goes to each open stream of the account, and the
+/// ``SyncRemote/authoredPokes``; every poke it hears goes to each open stream of the account, and the
 /// task ends with the account's last stream. So 1,000 streams of an account cost one listener,
 /// and a stream costs its `AsyncStream` and an entry here, never a task of its own: one ticker
 /// task per hub sends the heartbeats that are due and ends the streams that have lived their
@@ -134,10 +134,15 @@ package final class SyncPokeHub: Sendable {
     // MARK: Listening
 
     /// The task that hands `account`'s pokes to its streams.
+    ///
+    /// Detached: it serves every stream of the account, not the request that opened the first,
+    /// so it takes none of that request's task-local values (a logger, a trace), whose copies
+    /// also cost each account a slab of task memory. It reads the authored pokes, whose authors
+    /// it ignores: a remote that makes them (a sync table's) then adds no layer to drop them.
     private func listen(to account: SyncAccount, _ generation: UInt64) -> Task<Void, Never> {
         let pokes = remote
-        return Task {
-            for await _ in pokes(account).pokes() {
+        return Task.detached { [self] in
+            for await _ in pokes(account).authoredPokes() {
                 poke(account.id, generation)
             }
             listenerEnded(account.id, generation)
