@@ -6,7 +6,7 @@
 // connections of the server's client, as pg_stat_activity lists them: listening takes one, however
 // many accounts are followed. The target: 16 KiB a stream at most, and one listening connection.
 // With VALUESTORE_STREAMS_ONE_ACCOUNT=1 every stream is of one account, so what a stream costs
-// apart from its account's subscription shows (22.9 KiB, against 30.4 KiB with an account each).
+// apart from its account's subscription shows (20.9 KiB, against 27.2 KiB with an account each).
 // The floor is measured first, in the same process: as many bare event streams, served by
 // Hummingbird alone (BareEventStreamServer), held open while the sync routes' are measured so
 // that neither reuses the other's freed memory (19.0 KiB a stream: above the target itself).

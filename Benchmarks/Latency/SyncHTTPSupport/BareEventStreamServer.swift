@@ -11,7 +11,14 @@ import Logging
 
 /// Hummingbird serving bare event streams on loopback.
 public enum BareEventStreamServer {
-    /// Starts the server; returns the port the system picked.
+    /// Starts the server on 127.0.0.1, on a port the system picks.
+    ///
+    /// ```swift
+    /// let port = try await BareEventStreamServer.start()
+    /// ```
+    ///
+    /// - Returns: The port.
+    /// - Throws: ``ValueStoreSyncHTTPBenchmarkError`` when the server does not start listening.
     public static func start() async throws -> Int {
         let router = Router()
         router.get("/sync/v1/pokes") { _, _ -> Response in
@@ -23,13 +30,10 @@ public enum BareEventStreamServer {
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
                     try await writer.write(ByteBuffer(string: "event: ready\ndata:\n\n"))
-                    // Held as the sync routes hold theirs: iterating a stream, until cancelled.
-                    let (held, holding) = AsyncStream<Void>.makeStream()
-                    await withTaskCancellationHandler {
-                        for await _ in held {}
-                    } onCancel: {
-                        holding.finish()
-                    }
+                    // Held as the sync routes hold theirs: iterating a stream, which nothing
+                    // finishes, until the task is cancelled.
+                    let (held, _) = AsyncStream<Void>.makeStream()
+                    for await _ in held {}
                     try await writer.finish(nil)
                 })
         }

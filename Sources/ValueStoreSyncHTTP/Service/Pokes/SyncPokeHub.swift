@@ -6,11 +6,11 @@ package import ValueStoreSync
 /// share.
 ///
 /// The first stream of an account starts a task that listens to the account's
-/// ``SyncRemote/authoredPokes``; every poke it hears goes to each open stream of the account, and the
-/// task ends with the account's last stream. So 1,000 streams of an account cost one listener,
-/// and a stream costs its `AsyncStream` and an entry here, never a task of its own: one ticker
-/// task per hub sends the heartbeats that are due and ends the streams that have lived their
-/// time, sleeping until the earliest of those moments.
+/// ``SyncRemote/authoredPokes``; every poke it hears goes to each open stream of the account,
+/// and the task ends with the account's last stream. So 1,000 streams of an account cost one
+/// listener, and a stream costs its `AsyncStream` and an entry here, never a task of its own:
+/// one ticker task per hub sends the heartbeats that are due and ends the streams that have
+/// lived their time, sleeping until the earliest of those moments.
 ///
 /// A stream is server-sent events (``SyncPokeEvent``: `ready` at once, a `poke` per poke, a
 /// `heartbeat` after each ``SyncHTTPLimits/pokeHeartbeat`` of quiet), or a long poll's wait,
