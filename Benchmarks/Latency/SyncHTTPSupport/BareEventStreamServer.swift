@@ -7,7 +7,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 
 /// Hummingbird serving bare event streams on loopback.
 public enum BareEventStreamServer {
@@ -37,20 +36,6 @@ public enum BareEventStreamServer {
                     try await writer.finish(nil)
                 })
         }
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "sync-http-benchmarks-bare")
-        logger.logLevel = .error
-        let app = Application(
-            router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                listening.yield(channel.localAddress?.port ?? 0)
-                listening.finish()
-            }, logger: logger)
-        Task.detached { try await app.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            throw ValueStoreSyncHTTPBenchmarkError("the bare server did not start listening")
-        }
-        return port
+        return try await serveOnLoopback(router)
     }
 }

@@ -4,7 +4,6 @@
 
 import Foundation
 import Hummingbird
-import Logging
 public import PostgresNIO
 public import ValueStorePostgres
 public import ValueStoreSync
@@ -32,21 +31,7 @@ public struct LoopbackSyncServer: Sendable {
         let router = Router()
         router.addRoutes(
             service.routes(authentication: .bearer { token in SyncAccount(id: token) }), atPath: "/sync")
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        // Errors only: the tools' standard output carries their measurements.
-        var logger = Logger(label: "sync-http-benchmarks")
-        logger.logLevel = .error
-        let app = Application(
-            router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                listening.yield(channel.localAddress?.port ?? 0)
-                listening.finish()
-            }, logger: logger)
-        Task.detached { try await app.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            throw ValueStoreSyncHTTPBenchmarkError("the server did not start listening")
-        }
+        let port = try await serveOnLoopback(router)
         return LoopbackSyncServer(
             table: table, url: URL(string: "http://127.0.0.1:\(port)/sync")!, service: service)
     }
