@@ -22,8 +22,8 @@ struct SyncHTTPPokes: Sendable {
             continuation.finish()
             return pokes
         }
-        let listening = Task {
-            await listen { continuation.yield() }
+        let listening = Task { [timings] in
+            await listen(on: timings.clock) { continuation.yield() }
             continuation.finish()
         }
         continuation.onTermination = { _ in listening.cancel() }
@@ -40,19 +40,19 @@ struct SyncHTTPPokes: Sendable {
         case notReady
     }
 
-    /// Listens until cancelled.
-    private func listen(_ poke: @escaping @Sendable () -> Void) async {
-        var streamAgain: ContinuousClock.Instant? = client.options.pokes == .serverSentEvents ? .now : nil
+    /// Listens until cancelled, its waits measured on `clock`.
+    private func listen<C: Clock<Duration>>(on clock: C, _ poke: @escaping @Sendable () -> Void) async {
+        var streamAgain: C.Instant? = client.options.pokes == .serverSentEvents ? clock.now : nil
         var failures = 0
         while !Task.isCancelled {
-            if let again = streamAgain, again <= .now {
-                switch await serverSentEvents(poke) {
+            if let again = streamAgain, again <= clock.now {
+                switch await serverSentEvents(on: clock, poke) {
                 case .afterReady:
                     failures = 1  // the shortest wait: a stream that ends at once never spins
                 case .failed:
                     failures += 1
                 case .notReady:
-                    streamAgain = .now + timings.serverSentEventsRetry
+                    streamAgain = clock.now.advanced(by: timings.serverSentEventsRetry)
                     failures = 0
                     continue
                 }
@@ -66,7 +66,7 @@ struct SyncHTTPPokes: Sendable {
                     failures += 1
                 }
             }
-            guard (try? await Task.sleep(for: timings.reconnectDelay(after: failures))) != nil else { return }
+            guard (try? await clock.sleep(for: timings.reconnectDelay(after: failures))) != nil else { return }
         }
     }
 
@@ -80,8 +80,10 @@ struct SyncHTTPPokes: Sendable {
     }
 
     /// Opens one event stream and reads it until it ends, falls silent, or says nothing in time.
-    private func serverSentEvents(_ poke: @escaping @Sendable () -> Void) async -> End {
-        let heard = Heard()
+    private func serverSentEvents<C: Clock<Duration>>(on clock: C, _ poke: @escaping @Sendable () -> Void) async
+        -> End
+    {
+        let heard = Heard(clock)
         return await withTaskGroup(of: End.self) { group in
             group.addTask {
                 do {
@@ -96,16 +98,18 @@ struct SyncHTTPPokes: Sendable {
                         ($0.ready, $0.last, $0.sent, $0.preparing)
                     }
                     let deadline =
-                        ready ? last + timings.silenceLimit : readyDeadline(preparing: preparing, sent: sent)
-                    if deadline <= .now { return ready ? .afterReady : .notReady }
+                        ready
+                        ? last.advanced(by: timings.silenceLimit) : readyDeadline(preparing: preparing, sent: sent)
+                    let now = clock.now
+                    if deadline <= now { return ready ? .afterReady : .notReady }
                     // Awake within a silence limit at most: a `ready` that comes while this
                     // sleeps towards the ready timeout starts the silence clock. Until the
                     // request is sent, within a quarter of the ready timeout: its sending moves
                     // the deadline closer.
                     let awake =
                         ready || sent != nil ? timings.silenceLimit : max(timings.readyTimeout / 4, .milliseconds(10))
-                    let wake = min(deadline, .now + min(awake, timings.silenceLimit))
-                    guard (try? await Task.sleep(until: wake)) != nil else { return .failed }
+                    let wake = min(deadline, now.advanced(by: min(awake, timings.silenceLimit)))
+                    guard (try? await clock.sleep(until: wake, tolerance: nil)) != nil else { return .failed }
                 }
             }
             let end = await group.next() ?? .failed
@@ -119,24 +123,22 @@ struct SyncHTTPPokes: Sendable {
     /// token's fetch and the transport's warm-up never use it up; until it is sent, the request
     /// timeout more, from the start of the stream or of its token's renewal after a 401. For
     /// other transports, a ready timeout after the stream was started.
-    private func readyDeadline(preparing: ContinuousClock.Instant, sent: ContinuousClock.Instant?)
-        -> ContinuousClock.Instant
-    {
-        if let sent { return sent + timings.readyTimeout }
+    private func readyDeadline<Instant: InstantProtocol<Duration>>(preparing: Instant, sent: Instant?) -> Instant {
+        if let sent { return sent.advanced(by: timings.readyTimeout) }
         let allowance = client.options.transport.streamSaying != nil ? client.options.requestTimeout : .zero
-        return preparing + allowance + timings.readyTimeout
+        return preparing.advanced(by: allowance + timings.readyTimeout)
     }
 
     /// Opens the stream and reads its events, noting each in `heard`.
-    private func read(
-        heard: Heard,
+    private func read<C: Clock<Duration>>(
+        heard: Heard<C>,
         _ poke: @escaping @Sendable () -> Void
     ) async throws -> End {
         var request = client.get("v1/pokes")
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         let transport = client.options.transport
         let (chunks, head) = try await client.authorized(request) { request in
-            let sent: @Sendable () -> Void = { heard.state.withLock { $0.sent = .now } }
+            let sent: @Sendable () -> Void = { heard.note { $0.sent = $1 } }
             let (head, chunks) =
                 if let streamSaying = transport.streamSaying {
                     try await streamSaying(request, sent)
@@ -145,9 +147,9 @@ struct SyncHTTPPokes: Sendable {
                 }
             if head.statusCode == 401 {
                 // The token is renewed, then the request sent again: a preparation of its own.
-                heard.state.withLock { state in
+                heard.note { state, now in
                     state.sent = nil
-                    state.preparing = .now
+                    state.preparing = now
                 }
             }
             return (chunks, head)
@@ -162,9 +164,9 @@ struct SyncHTTPPokes: Sendable {
         var events = ServerSentEvents()
         for try await chunk in chunks {
             for event in events.feed(chunk) {
-                let first = heard.state.withLock { heard in
+                let first = heard.note { heard, now in
                     defer {
-                        heard.last = .now
+                        heard.last = now
                         if event == SyncPokeEvent.readyName { heard.ready = true }
                     }
                     return !heard.ready && event == SyncPokeEvent.readyName
@@ -178,15 +180,28 @@ struct SyncHTTPPokes: Sendable {
     }
 }
 
-/// What a stream said so far: when its request's preparation started, when it was sent (where
-/// the transport says), whether `ready`, and when it last said anything.
-private final class Heard: Sendable {
+/// What a stream said so far, on `clock`: when its request's preparation started, when it was
+/// sent (where the transport says), whether `ready`, and when it last said anything.
+private final class Heard<C: Clock<Duration>>: Sendable {
     struct State {
-        var preparing = ContinuousClock.now
-        var sent: ContinuousClock.Instant?
+        var preparing: C.Instant
+        var sent: C.Instant?
         var ready = false
-        var last = ContinuousClock.now
+        var last: C.Instant
     }
 
-    let state = Mutex(State())
+    let clock: C
+    let state: Mutex<State>
+
+    init(_ clock: C) {
+        self.clock = clock
+        let now = clock.now
+        state = Mutex(State(preparing: now, last: now))
+    }
+
+    /// Changes the state with the clock's time now.
+    func note<Answer>(_ change: (inout State, C.Instant) -> Answer) -> Answer {
+        let now = clock.now
+        return state.withLock { change(&$0, now) }
+    }
 }

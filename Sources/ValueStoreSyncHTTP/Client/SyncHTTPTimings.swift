@@ -1,6 +1,10 @@
 /// The waits of an HTTP remote that no app needs to tune and tests shorten: how its pokes
 /// reconnect and fall back to long polling, and how long it waits out a 429.
-struct SyncHTTPTimings: Sendable, Hashable {
+struct SyncHTTPTimings: Sendable {
+    /// The clock the pokes' waits are measured on (the ready timeout, the silence limit, the
+    /// reconnect delays and the return to streams): a test's own clock makes them move only when
+    /// the test says.
+    var clock: any Clock<Duration> = ContinuousClock()
     /// How long a poke stream that already said `ready` may stay silent (no event, no heartbeat)
     /// before it is taken for dead and opened again: a little over twice the service's default
     /// heartbeat of 20 seconds.

@@ -70,41 +70,56 @@ import ValueStoreTestSupport
         }
     }
 
+    /// Measured on a clock of the test's: no stream is given up, and no poll is due, because the
+    /// machine was slow.
     @Test func aStreamWithoutReadyInTimeFallsBackToLongPollingThenTriesAStreamAgain() async throws {
         try await HTTPSandbox.with { sandbox in
             let streams = EventStreams()
             let polls = SeenRequests()
+            let (secondPoll, secondPollArrived) = AsyncStream<Void>.makeStream()
+            let (answers, answer) = AsyncStream<Void>.makeStream()
+            defer { answer.finish() }
             let server = try LoopbackHTTPServer { request, token in
                 guard request.query["wait"] != nil else { return streams.respond(to: request) }
                 polls.note(request, token: token)
+                if polls.all.count > 1 {
+                    // Held until the test has moved the clock to the time for a stream again.
+                    secondPollArrived.yield()
+                    for await _ in answers {}
+                }
                 return SyncHTTPResponse(
                     status: 200, headers: ["content-type": "application/json"],
                     body: .bytes(Data(#"{"poked":true}"#.utf8)))
             }
             defer { server.stop() }
+            let clock = ManualClock()
             var options = HTTPSandbox.options()
-            // Counted from the stream's request being sent, after the warm-up `HEAD` (counted from
-            // the start, at 100 ms, no stream reached the server within 20 s in a loaded CI run);
-            // long enough for the second stream's `ready` to follow its request on a loaded
-            // machine. The stream that never says `ready` costs the test this once.
-            options.timings.readyTimeout = .seconds(1)
-            options.timings.serverSentEventsRetry = .milliseconds(300)
+            options.timings.clock = clock
+            options.timings.readyTimeout = .seconds(10)
+            options.timings.serverSentEventsRetry = .seconds(60)
             let pokes = sandbox.remote(server.url, options: options).pokes()
             _ = try await streams.next()  // a proxy that buffers it: no ready ever arrives
+            clock.advance(by: .seconds(10))
             try await expectPoke(pokes, "a long poll's poke")
             #expect(polls.all.first?.query["wait"] == "25")
             #expect(polls.all.first?.query["account"] == sandbox.account.id)
+            _ = try await within(.seconds(20), "the second long poll") { await secondPoll.first { _ in true } }
+            clock.advance(by: .seconds(60))
+            answer.finish()
+            try await expectPoke(pokes, "the held long poll's poke")
             let again = try await streams.next()
             again.writer.yield(Self.ready)
+            // The only poke left to come: the stream's.
             try await expectPoke(pokes, "the stream's ready, tried again")
+            #expect(polls.all.count == 2)
         }
     }
 
     /// The ready timeout counts from the stream's request being sent: a token that takes longer
     /// than it to fetch never makes the remote give up on a stream it has not sent yet.
     @Test func aSlowTokenDoesNotUseUpTheReadyTimeout() async throws {
-        try await expectAStreamSlowToPrepareIsKept(accepting: "slow") { _ in
-            try await Task.sleep(for: slowerThanTheReadyTimeout)
+        try await expectAStreamSlowToPrepareIsKept(accepting: "slow") { _, slowly in
+            await slowly()
             return "slow"
         }
     }
@@ -112,28 +127,24 @@ import ValueStoreTestSupport
     /// Nor does a token's renewal after a 401: the request sent again with the new token has
     /// the whole ready timeout.
     @Test func aSlowRenewalAfterA401DoesNotUseUpTheReadyTimeout() async throws {
-        try await expectAStreamSlowToPrepareIsKept(accepting: "renewed") { rejected in
+        try await expectAStreamSlowToPrepareIsKept(accepting: "renewed") { rejected, slowly in
             guard rejected != nil else { return "expired" }
-            try await Task.sleep(for: slowerThanTheReadyTimeout)
+            await slowly()
             return "renewed"
         }
     }
 
-    /// The ready timeout of the slow-preparation tests. It is also how long a stream's request
-    /// may take, once sent, to bring back its `ready` (or, before a renewal, its 401): at 2
-    /// seconds, a loaded CI run (the whole suite on 2 cores) once took longer for both.
-    private let readyTimeout: Duration = .seconds(6)
+    /// A token source that calls `slowly` where it should take longer than the ready timeout.
+    typealias SlowToken =
+        @Sendable (_ rejected: String?, _ slowly: @escaping @Sendable () async -> Void) async throws -> String
 
-    /// How long the slow tokens take: longer than the ready timeout, so that a remote that counts
-    /// it from the stream's start gives up before the stream is sent.
-    private var slowerThanTheReadyTimeout: Duration { readyTimeout + .seconds(1) }
-
-    /// A remote whose `token` takes longer than its ready timeout, against a server that
-    /// refuses every token but `accepted`, still reads its stream's `ready`, and never
-    /// long-polls.
+    /// A remote whose `token` takes longer than its ready timeout (`slowly` returns once the
+    /// test's clock has moved past it), against a server that refuses every token but
+    /// `accepted`, still reads its stream's `ready`, and never long-polls. The clock is the
+    /// test's: a loaded machine's slow answers never use up the timeout.
     private func expectAStreamSlowToPrepareIsKept(
         accepting accepted: String,
-        token: @escaping @Sendable (_ rejected: String?) async throws -> String
+        token: @escaping SlowToken
     ) async throws {
         try await HTTPSandbox.with { sandbox in
             let streams = EventStreams()
@@ -147,9 +158,29 @@ import ValueStoreTestSupport
                 return streams.respond(to: request)
             }
             defer { server.stop() }
+            let (fetching, fetch) = AsyncStream<Void>.makeStream()
+            let (released, release) = AsyncStream<Void>.makeStream()
+            defer { release.finish() }
+            let slowly: @Sendable () async -> Void = {
+                fetch.yield()
+                for await _ in released {}
+            }
+            let clock = ManualClock()
+            let readyTimeout = Duration.seconds(6)
             var options = HTTPSandbox.options()
+            options.timings.clock = clock
             options.timings.readyTimeout = readyTimeout
-            let pokes = SyncRemote.http(server.url, account: sandbox.account, options: options, token: token).pokes()
+            let pokes = SyncRemote.http(server.url, account: sandbox.account, options: options) { rejected in
+                try await token(rejected, slowly)
+            }.pokes()
+            _ = try await within(.seconds(20), "the slow token's fetch") { await fetching.first { _ in true } }
+            // Past the ready timeout while the token is fetched: a remote that counted it from
+            // the stream's start (or from before the 401) would give up now, and sleep no more.
+            clock.advance(by: readyTimeout + .seconds(1))
+            try await within(.seconds(20), "the stream's watchdog waiting on") {
+                await clock.untilSomeoneSleepsPastNow()
+            }
+            release.finish()
             let stream = try await streams.next()
             stream.writer.yield(Self.ready)
             try await expectPoke(pokes, "the stream's ready")
