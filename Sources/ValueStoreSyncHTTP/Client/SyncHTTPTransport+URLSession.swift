@@ -10,7 +10,10 @@ public import Foundation
 extension SyncHTTPTransport {
     /// A transport over a `URLSession` of its own, made with `configuration`, that never follows
     /// a redirect (the token never reaches another host) and reads streamed answers through its
-    /// delegate, on Linux and Apple platforms alike. On Linux, streams and long polls have a
+    /// delegate, on Linux and Apple platforms alike. Its sessions keep no cookies and no cache,
+    /// whatever `configuration` says: the bearer token is a request's only credential (a cookie
+    /// a server or a proxy sets is never sent back), no sync answer may come from a cache, and
+    /// on Linux handling them costs each request time. On Linux, streams and long polls have a
     /// second session, and each is sent just after a `HEAD` of its URL without credentials, so
     /// that it waits on a warm connection: there, URLSession spins a core while a request that
     /// opened its own connection waits for its answer.
@@ -20,8 +23,8 @@ extension SyncHTTPTransport {
     /// options.transport = .urlSession(.ephemeral)
     /// ```
     ///
-    /// - Parameter configuration: The session's configuration; an ephemeral one by default (no
-    ///   cookies, no cache on disk).
+    /// - Parameter configuration: The sessions' configuration (timeouts, proxies, headers); an
+    ///   ephemeral one by default (nothing on disk). Its cookie and cache settings are not used.
     /// - Returns: The transport.
     public static func urlSession(_ configuration: URLSessionConfiguration = .ephemeral) -> Self {
         urlSession(over: URLSessions(configuration))
@@ -67,11 +70,24 @@ final class URLSessions: Sendable {
     let streamSession: URLSession
     #endif
 
-    init(_ configuration: URLSessionConfiguration) {
+    init(_ given: URLSessionConfiguration) {
+        let configuration = Self.withoutCookiesOrCache(given)
         requestSession = URLSession(configuration: configuration, delegate: requests, delegateQueue: nil)
         #if canImport(FoundationNetworking)
         streamSession = URLSession(configuration: configuration, delegate: streams, delegateQueue: nil)
         #endif
+    }
+
+    /// A copy of `configuration` (the caller's is left as it is) that neither stores, accepts
+    /// nor sends cookies, and neither reads nor writes a cache.
+    static func withoutCookiesOrCache(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
+        let copy = (configuration.copy() as? URLSessionConfiguration) ?? .ephemeral
+        copy.httpCookieStorage = nil
+        copy.httpShouldSetCookies = false
+        copy.httpCookieAcceptPolicy = .never
+        copy.urlCache = nil
+        copy.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return copy
     }
 
     deinit {
