@@ -41,11 +41,17 @@ enum BinaryPropertyList {
 
 extension BinaryPropertyList {
     private struct Reader {
+        /// The whole property list, header to trailer.
         let bytes: UnsafeRawBufferPointer
+        /// From the trailer: how many bytes each entry of the offset table takes.
         let offsetSize: Int
+        /// From the trailer: how many bytes an object reference inside a container takes.
         let referenceSize: Int
+        /// From the trailer: how many objects the offset table lists.
         let objectCount: Int
+        /// From the trailer: the reference of the top-level object.
         let topObject: Int
+        /// From the trailer: where the offset table starts.
         let tableOffset: Int
         /// Objects visited so far: a tree visits each reference once, and every reference takes
         /// a byte at least, so more visits than bytes means containers shared to blow up.

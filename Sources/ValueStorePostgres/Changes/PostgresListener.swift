@@ -29,17 +29,23 @@ final class PostgresListener: Sendable {
         var notices = PostgresNoticeLog()
     }
 
+    /// The client the listening connection is leased from.
     let client: PostgresClient
     /// The listener's use of ``client``, so what it learns of reaching the server lasts while it
     /// runs.
     let use: PostgresClientUse
+    /// The table whose channel it listens on.
     let table: PostgresTableName
     /// What errors call the table: `PostgreSQL table 'app_values'`.
     let label: String
     /// This process's writer name for the client: its own notifications are skipped.
     let writer: String
+    /// How long it hears nothing before it checks its connection, and how often polled keys
+    /// are signalled while it does not follow.
     let heartbeat: Duration
+    /// Whether it follows the table's changes, for the caches and streams of its keys.
     let feed = ChangeFeed()
+    /// The keys it is asked about, each with its broadcaster, its polled streams and its log.
     let observed = Mutex<[String: Observed]>([:])
     /// Set once, right after the listener is made, under the registry's lock.
     let task = Mutex<Task<Void, Never>?>(nil)

@@ -95,9 +95,13 @@ public struct PostgresSyncTable: Sendable {
     /// The records table, whose connection handling (bounded waits and statements, cancellation,
     /// error classification) and channel every request uses.
     var records: PostgresValueTable
+    /// `NAME_accounts`: each account's epoch, head and horizon.
     let accounts: PostgresTableName
+    /// `NAME_pushes`: the idempotency entry of each author and key.
     let pushes: PostgresTableName
+    /// `NAME_replicas`: each replica's cursor and the newest version it was given.
     let replicas: PostgresTableName
+    /// `NAME_archive`: every loser, until resolved.
     let archive: PostgresTableName
     /// What this value's last push of each account left, for its next push.
     let pushMemory: PostgresPushMemory
