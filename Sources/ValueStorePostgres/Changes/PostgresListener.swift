@@ -45,7 +45,8 @@ final class PostgresListener: Sendable {
     let heartbeat: Duration
     /// Whether it follows the table's changes, for the caches and streams of its keys.
     let feed = ChangeFeed()
-    /// The keys it is asked about, each with its broadcaster, its polled streams and its log.
+    /// The keys it is asked about, each with its broadcaster, how many streams follow it (and
+    /// how many of them are polled), and its log of notifications.
     let observed = Mutex<[String: Observed]>([:])
     /// Set once, right after the listener is made, under the registry's lock.
     let task = Mutex<Task<Void, Never>?>(nil)

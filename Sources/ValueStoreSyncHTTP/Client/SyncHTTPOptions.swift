@@ -38,7 +38,8 @@ public struct SyncHTTPOptions: Sendable {
     /// options.requestTimeout = .seconds(10)
     /// ```
     public var requestTimeout: Duration = .seconds(30)
-    /// What carries the requests; a `URLSession` of its own by default.
+    /// What carries the requests: by default, ``SyncHTTPTransport/urlSession()``, sessions of
+    /// its own that keep no cookies and no cache.
     ///
     /// ```swift
     /// options.transport = .urlSession(.ephemeral)

@@ -94,13 +94,16 @@ struct SyncHTTPPokes: Sendable {
             }
             group.addTask {
                 while true {
+                    // The time is read before the state: what the state takes in between (a
+                    // send, a 401, a `ready`) only moves the deadline later, so a stream is never
+                    // judged on a time its state had not seen.
+                    let now = clock.now
                     let (ready, last, sent, preparing) = heard.state.withLock {
                         ($0.ready, $0.last, $0.sent, $0.preparing)
                     }
                     let deadline =
                         ready
                         ? last.advanced(by: timings.silenceLimit) : readyDeadline(preparing: preparing, sent: sent)
-                    let now = clock.now
                     if deadline <= now { return ready ? .afterReady : .notReady }
                     // Awake within a silence limit at most: a `ready` that comes while this
                     // sleeps towards the ready timeout starts the silence clock. Until the

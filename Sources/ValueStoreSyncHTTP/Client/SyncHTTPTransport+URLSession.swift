@@ -8,25 +8,39 @@ public import Foundation
 #endif
 
 extension SyncHTTPTransport {
-    /// A transport over a `URLSession` of its own, made with `configuration`, that never follows
-    /// a redirect (the token never reaches another host) and reads streamed answers through its
-    /// delegate, on Linux and Apple platforms alike. Its sessions keep no cookies and no cache,
-    /// whatever `configuration` says: the bearer token is a request's only credential (a cookie
-    /// a server or a proxy sets is never sent back), no sync answer may come from a cache, and
-    /// on Linux handling them costs each request time. On Linux, streams and long polls have a
-    /// second session, and each is sent just after a `HEAD` of its URL without credentials, so
-    /// that it waits on a warm connection: there, URLSession spins a core while a request that
-    /// opened its own connection waits for its answer.
+    /// The default transport: ``urlSession(_:)`` over an ephemeral configuration that keeps no
+    /// cookies and no cache. The bearer token is then a request's only credential (a cookie a
+    /// server or a proxy sets is never sent back), no sync answer can come from a cache, and
+    /// on Linux, where URLSession matches every header line against its cookies, each request
+    /// takes less time.
+    ///
+    /// ```swift
+    /// var options = SyncHTTPOptions()
+    /// options.transport = .urlSession()
+    /// ```
+    ///
+    /// - Returns: The transport.
+    public static func urlSession() -> Self {
+        urlSession(over: URLSessions())
+    }
+
+    /// A transport over a `URLSession` of its own, made with `configuration` as it is (its
+    /// cookies and cache too: give one with a cookie storage for a server that authenticates
+    /// with a cookie), that never follows a redirect (the token never reaches another host) and
+    /// reads streamed answers through its delegate, on Linux and Apple platforms alike. On
+    /// Linux, streams and long polls have a second session, and each is sent just after a `HEAD`
+    /// of its URL without credentials, so that it waits on a warm connection: there, URLSession
+    /// spins a core while a request that opened its own connection waits for its answer.
     ///
     /// ```swift
     /// var options = SyncHTTPOptions()
     /// options.transport = .urlSession(.ephemeral)
     /// ```
     ///
-    /// - Parameter configuration: The sessions' configuration (timeouts, proxies, headers); an
-    ///   ephemeral one by default (nothing on disk). Its cookie and cache settings are not used.
+    /// - Parameter configuration: The sessions' configuration: timeouts, proxies, headers,
+    ///   cookies, cache. ``urlSession()`` gives an ephemeral one without cookies or cache.
     /// - Returns: The transport.
-    public static func urlSession(_ configuration: URLSessionConfiguration = .ephemeral) -> Self {
+    public static func urlSession(_ configuration: URLSessionConfiguration) -> Self {
         urlSession(over: URLSessions(configuration))
     }
 
@@ -55,11 +69,11 @@ extension SyncHTTPTransport {
     }
 }
 
-/// The sessions of one ``SyncHTTPTransport/urlSession(_:)`` transport, which its closures share
-/// and which are invalidated when the last copy of the transport is released: a session holds
-/// its delegate, and is itself held, until it is invalidated, so every `SyncHTTPOptions()` made
-/// would otherwise keep its sessions for the life of the process. Requests still in flight then
-/// finish first.
+/// The sessions of one URL session transport (``SyncHTTPTransport/urlSession()``,
+/// ``SyncHTTPTransport/urlSession(_:)``), which its closures share and which are invalidated
+/// when the last copy of the transport is released: a session holds its delegate, and is itself
+/// held, until it is invalidated, so every `SyncHTTPOptions()` made would otherwise keep its
+/// sessions for the life of the process. Requests still in flight then finish first.
 final class URLSessions: Sendable {
     fileprivate let requests = URLSessionStreams()
     let requestSession: URLSession
@@ -70,24 +84,23 @@ final class URLSessions: Sendable {
     let streamSession: URLSession
     #endif
 
-    init(_ given: URLSessionConfiguration) {
-        let configuration = Self.withoutCookiesOrCache(given)
+    init(_ configuration: URLSessionConfiguration = URLSessions.withoutCookiesOrCache()) {
         requestSession = URLSession(configuration: configuration, delegate: requests, delegateQueue: nil)
         #if canImport(FoundationNetworking)
         streamSession = URLSession(configuration: configuration, delegate: streams, delegateQueue: nil)
         #endif
     }
 
-    /// A copy of `configuration` (the caller's is left as it is) that neither stores, accepts
+    /// The default transport's configuration: an ephemeral one that neither stores, accepts
     /// nor sends cookies, and neither reads nor writes a cache.
-    static func withoutCookiesOrCache(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
-        let copy = (configuration.copy() as? URLSessionConfiguration) ?? .ephemeral
-        copy.httpCookieStorage = nil
-        copy.httpShouldSetCookies = false
-        copy.httpCookieAcceptPolicy = .never
-        copy.urlCache = nil
-        copy.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return copy
+    static func withoutCookiesOrCache() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
     }
 
     deinit {

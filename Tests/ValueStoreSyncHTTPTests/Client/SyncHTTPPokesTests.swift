@@ -93,13 +93,17 @@ import ValueStoreTestSupport
             }
             defer { server.stop() }
             let clock = ManualClock()
-            var options = HTTPSandbox.options()
-            options.timings.clock = clock
+            var options = Self.options(on: clock)
             options.timings.readyTimeout = .seconds(10)
             options.timings.serverSentEventsRetry = .seconds(60)
             let pokes = sandbox.remote(server.url, options: options).pokes()
             _ = try await streams.next()  // a proxy that buffers it: no ready ever arrives
-            clock.advance(by: .seconds(10))
+            // Just short of the ready timeout, the remote still waits for the stream.
+            clock.advance(by: .seconds(10) - .milliseconds(1))
+            try await within(.seconds(20), "the watchdog waiting out the ready timeout") {
+                await clock.untilSomeoneSleepsPastNow()
+            }
+            clock.advance(by: .milliseconds(1))
             try await expectPoke(pokes, "a long poll's poke")
             #expect(polls.all.first?.query["wait"] == "25")
             #expect(polls.all.first?.query["account"] == sandbox.account.id)
@@ -125,36 +129,56 @@ import ValueStoreTestSupport
     }
 
     /// Nor does a token's renewal after a 401: the request sent again with the new token has
-    /// the whole ready timeout.
+    /// the whole ready timeout, and its preparation the whole request timeout again, counted
+    /// from the 401 (which comes 5 seconds after the first request was sent).
     @Test func aSlowRenewalAfterA401DoesNotUseUpTheReadyTimeout() async throws {
-        try await expectAStreamSlowToPrepareIsKept(accepting: "renewed") { rejected, slowly in
+        // To 28 seconds: past 26, the request timeout and the ready timeout from the stream's
+        // start; short of 31, the same from the 401.
+        try await expectAStreamSlowToPrepareIsKept(accepting: "renewed", advancing: .seconds(23)) { rejected, slowly in
             guard rejected != nil else { return "expired" }
             await slowly()
             return "renewed"
         }
     }
 
+    /// The sandbox's options, with their waits measured on `clock`, and no wait between
+    /// attempts after a failure: a wait no one moves the clock for would hold a retry for ever.
+    private static func options(on clock: ManualClock) -> SyncHTTPOptions {
+        var options = HTTPSandbox.options()
+        options.timings.clock = clock
+        options.timings.reconnectDelay = .zero
+        options.timings.maximumReconnectDelay = .zero
+        return options
+    }
+
     /// A token source that calls `slowly` where it should take longer than the ready timeout.
     typealias SlowToken =
         @Sendable (_ rejected: String?, _ slowly: @escaping @Sendable () async -> Void) async throws -> String
 
-    /// A remote whose `token` takes longer than its ready timeout (`slowly` returns once the
-    /// test's clock has moved past it), against a server that refuses every token but
-    /// `accepted`, still reads its stream's `ready`, and never long-polls. The clock is the
-    /// test's: a loaded machine's slow answers never use up the timeout.
+    /// A remote whose `token` takes longer than its ready timeout of 6 seconds (`slowly`
+    /// returns once the test's clock has moved on by `advancing`), against a server that refuses
+    /// every token but `accepted` (5 seconds after the request), still reads its stream's `ready`,
+    /// and never long-polls. The clock is the test's: a loaded machine's slow answers never use
+    /// up the timeout.
     private func expectAStreamSlowToPrepareIsKept(
         accepting accepted: String,
+        advancing: Duration = .seconds(7),
         token: @escaping SlowToken
     ) async throws {
         try await HTTPSandbox.with { sandbox in
             let streams = EventStreams()
             let polls = SeenRequests()
+            let clock = ManualClock()
             let server = try LoopbackHTTPServer { request, sent in
                 guard request.query["wait"] == nil else {
                     polls.note(request, token: sent)
                     return SyncHTTPResponse(status: 200, body: .bytes(Data(#"{"poked":false}"#.utf8)))
                 }
-                guard sent == accepted else { return SyncHTTPResponse(status: 401) }
+                guard sent == accepted else {
+                    // A token's refusal takes 5 seconds (the warm-up `HEAD`, without one, none).
+                    if sent != nil { clock.advance(by: .seconds(5)) }
+                    return SyncHTTPResponse(status: 401)
+                }
                 return streams.respond(to: request)
             }
             defer { server.stop() }
@@ -165,18 +189,16 @@ import ValueStoreTestSupport
                 fetch.yield()
                 for await _ in released {}
             }
-            let clock = ManualClock()
-            let readyTimeout = Duration.seconds(6)
-            var options = HTTPSandbox.options()
-            options.timings.clock = clock
-            options.timings.readyTimeout = readyTimeout
+            var options = Self.options(on: clock)
+            options.timings.readyTimeout = .seconds(6)
             let pokes = SyncRemote.http(server.url, account: sandbox.account, options: options) { rejected in
                 try await token(rejected, slowly)
             }.pokes()
             _ = try await within(.seconds(20), "the slow token's fetch") { await fetching.first { _ in true } }
             // Past the ready timeout while the token is fetched: a remote that counted it from
-            // the stream's start (or from before the 401) would give up now, and sleep no more.
-            clock.advance(by: readyTimeout + .seconds(1))
+            // the stream's start (or its preparation from before the 401) would give up now,
+            // and sleep no more.
+            clock.advance(by: advancing)
             try await within(.seconds(20), "the stream's watchdog waiting on") {
                 await clock.untilSomeoneSleepsPastNow()
             }

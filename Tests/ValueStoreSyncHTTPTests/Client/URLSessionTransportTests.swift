@@ -7,31 +7,43 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// What the URL session transport's sessions never keep: cookies, a cache.
+/// What the URL session transports' sessions keep: the default one no cookies and no cache; one
+/// made with a configuration, what that configuration says.
 @Suite struct URLSessionTransportTests {
-    /// Whatever the configuration an app gives says, the sessions neither store, accept nor send
-    /// cookies, and have no cache; the app's configuration is copied, never changed, and the
-    /// rest of it is kept.
-    @Test func theSessionsKeepNoCookiesAndNoCacheWhateverTheirConfigurationSays() {
-        let given = URLSessionConfiguration.ephemeral
-        given.httpCookieAcceptPolicy = .always
-        given.requestCachePolicy = .returnCacheDataElseLoad
-        given.timeoutIntervalForRequest = 12
-        let sessions = URLSessions(given)
-        var used = [sessions.requestSession.configuration]
-        #if canImport(FoundationNetworking)
-        used.append(sessions.streamSession.configuration)
-        #endif
-        for configuration in used {
+    /// The default transport's sessions neither store, accept nor send cookies, and have no
+    /// cache.
+    @Test func theDefaultSessionsKeepNoCookiesAndNoCache() {
+        for configuration in Self.configurations(of: URLSessions()) {
             #expect(configuration.httpCookieStorage == nil)
             #expect(!configuration.httpShouldSetCookies)
             #expect(configuration.httpCookieAcceptPolicy == .never)
             #expect(configuration.urlCache == nil)
             #expect(configuration.requestCachePolicy == .reloadIgnoringLocalCacheData)
+        }
+    }
+
+    /// A configuration an app gives is used as it is, cookies and cache included: a server may
+    /// authenticate with a cookie.
+    @Test func aGivenConfigurationKeepsItsCookiesAndCache() {
+        let given = URLSessionConfiguration.ephemeral
+        given.httpCookieAcceptPolicy = .always
+        given.requestCachePolicy = .returnCacheDataElseLoad
+        given.timeoutIntervalForRequest = 12
+        for configuration in Self.configurations(of: URLSessions(given)) {
+            #expect(configuration.httpCookieStorage != nil)
+            #expect(configuration.httpShouldSetCookies)
+            #expect(configuration.httpCookieAcceptPolicy == .always)
+            #expect(configuration.requestCachePolicy == .returnCacheDataElseLoad)
             #expect(configuration.timeoutIntervalForRequest == 12)
         }
-        #expect(given.httpShouldSetCookies)
-        #expect(given.httpCookieAcceptPolicy == .always)
-        #expect(given.urlCache != nil)
+    }
+
+    /// The configurations of every session of `sessions`.
+    private static func configurations(of sessions: URLSessions) -> [URLSessionConfiguration] {
+        var configurations = [sessions.requestSession.configuration]
+        #if canImport(FoundationNetworking)
+        configurations.append(sessions.streamSession.configuration)
+        #endif
+        return configurations
     }
 }

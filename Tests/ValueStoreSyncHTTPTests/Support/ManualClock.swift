@@ -7,7 +7,7 @@ import Synchronization
 /// let clock = ManualClock()
 /// options.timings.clock = clock
 /// clock.advance(by: .seconds(7))
-/// try await clock.untilSomeoneSleepsPastNow()
+/// await clock.untilSomeoneSleepsPastNow()
 /// ```
 final class ManualClock: Clock, Sendable {
     struct Instant: InstantProtocol {
