@@ -103,11 +103,17 @@ final class URLSessions: Sendable {
         return configuration
     }
 
-    deinit {
-        requestSession.finishTasksAndInvalidate()
+    /// Every session: the request session, and on Linux the stream session.
+    var all: [URLSession] {
         #if canImport(FoundationNetworking)
-        streamSession.finishTasksAndInvalidate()
+        [requestSession, streamSession]
+        #else
+        [requestSession]
         #endif
+    }
+
+    deinit {
+        for session in all { session.finishTasksAndInvalidate() }
     }
 }
 

@@ -195,10 +195,7 @@ import FoundationNetworking
         var sessions: [URLSession] = []
         do {
             let owned = URLSessions(.ephemeral)
-            sessions.append(owned.requestSession)
-            #if canImport(FoundationNetworking)
-            sessions.append(owned.streamSession)
-            #endif
+            sessions = owned.all
             let transport = SyncHTTPTransport.urlSession(over: owned)
             let (_, head) = try await transport.send(URLRequest(url: server.url.appendingPathComponent("v1/pull")))
             #expect(head.statusCode == 204)

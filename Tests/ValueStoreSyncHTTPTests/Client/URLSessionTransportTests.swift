@@ -13,7 +13,7 @@ import FoundationNetworking
     /// The default transport's sessions neither store, accept nor send cookies, and have no
     /// cache.
     @Test func theDefaultSessionsKeepNoCookiesAndNoCache() {
-        for configuration in Self.configurations(of: URLSessions()) {
+        for configuration in URLSessions().all.map(\.configuration) {
             #expect(configuration.httpCookieStorage == nil)
             #expect(!configuration.httpShouldSetCookies)
             #expect(configuration.httpCookieAcceptPolicy == .never)
@@ -29,21 +29,12 @@ import FoundationNetworking
         given.httpCookieAcceptPolicy = .always
         given.requestCachePolicy = .returnCacheDataElseLoad
         given.timeoutIntervalForRequest = 12
-        for configuration in Self.configurations(of: URLSessions(given)) {
+        for configuration in URLSessions(given).all.map(\.configuration) {
             #expect(configuration.httpCookieStorage != nil)
             #expect(configuration.httpShouldSetCookies)
             #expect(configuration.httpCookieAcceptPolicy == .always)
             #expect(configuration.requestCachePolicy == .returnCacheDataElseLoad)
             #expect(configuration.timeoutIntervalForRequest == 12)
         }
-    }
-
-    /// The configurations of every session of `sessions`.
-    private static func configurations(of sessions: URLSessions) -> [URLSessionConfiguration] {
-        var configurations = [sessions.requestSession.configuration]
-        #if canImport(FoundationNetworking)
-        configurations.append(sessions.streamSession.configuration)
-        #endif
-        return configurations
     }
 }

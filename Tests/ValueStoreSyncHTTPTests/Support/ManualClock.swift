@@ -25,6 +25,7 @@ final class ManualClock: Clock, Sendable {
 
     private struct State {
         var now = Instant(sinceStart: .zero)
+        /// Every sleeper's deadline is after `now`.
         var sleepers: [Int: Sleeper] = [:]
         var nextSleeper = 0
         /// Told of each new sleeper, for ``untilSomeoneSleepsPastNow()``.
@@ -72,22 +73,17 @@ final class ManualClock: Clock, Sendable {
         for wake in due { wake.resume() }
     }
 
-    /// Returns once some task sleeps until a time after now: after an ``advance(by:)``, the
-    /// sign that whoever woke has chosen to wait on rather than give up.
+    /// Returns once some task sleeps on this clock, until a time after now: a sleeper is kept
+    /// only while its deadline is ahead (``advance(by:)`` wakes the others), so after an advance,
+    /// the sign that whoever woke has chosen to wait on rather than give up.
     func untilSomeoneSleepsPastNow() async {
-        while true {
-            let sleeping = state.withLock { state in
-                state.sleepers.values.contains { $0.deadline > state.now }
+        await withCheckedContinuation { watcher in
+            let asleep = state.withLock { state in
+                guard state.sleepers.isEmpty else { return true }
+                state.watchers.append(watcher)
+                return false
             }
-            if sleeping { return }
-            await withCheckedContinuation { watcher in
-                let asleep = state.withLock { state in
-                    guard !state.sleepers.values.contains(where: { $0.deadline > state.now }) else { return true }
-                    state.watchers.append(watcher)
-                    return false
-                }
-                if asleep { watcher.resume() }
-            }
+            if asleep { watcher.resume() }
         }
     }
 }
