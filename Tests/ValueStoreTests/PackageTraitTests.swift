@@ -7,8 +7,10 @@ import ValueStoreTestSupport
 /// The package's traits keep the default graph small: a dependent that enables none of them
 /// resolves swift-crypto (and its swift-asn1) and nothing more, and one that enables a trait gets
 /// that trait's packages. Checked by resolving the fixture package `Tests/Fixtures/NoTraits`,
-/// which depends on every product, with SwiftPM itself.
-@Suite(.serialized) struct PackageTraitTests {
+/// which depends on every product, with SwiftPM itself. Each test resolves a copy of its own, so
+/// the two run at once and neither sees the other's `Package.resolved` (the no-trait resolution
+/// would otherwise check out every package the other pinned).
+@Suite struct PackageTraitTests {
     @Test func aDependentThatEnablesNoTraitResolvesNothingMore() async throws {
         let packages = try await Self.resolvedPackages(traits: nil)
         #expect(packages == ["swift-asn1", "swift-crypto"])
@@ -45,6 +47,7 @@ import ValueStoreTestSupport
     /// The identities of every package the fixture resolves, beside itself and the library.
     static func resolvedPackages(traits: String?) async throws -> Set<String> {
         let scratch = try scratchPath(traits: traits)
+        let package = try copyOfFixture(in: scratch)
         let output = scratch.appending(path: "dependencies-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: output) }
         let process = Process()
@@ -54,13 +57,13 @@ import ValueStoreTestSupport
         // once the library has resolved; which packages resolve does not depend on their newest
         // commits. (Once, here, a fresh scratch path took 10 s without it, fetching.)
         process.arguments = [
-            "swift", "package", "--skip-update", "--package-path",
-            DocumentationTests.root.appending(path: "Tests/Fixtures/NoTraits").path(percentEncoded: false),
+            "swift", "package", "--skip-update", "--package-path", package.path(percentEncoded: false),
             "--scratch-path", scratch.path(percentEncoded: false),
             "show-dependencies", "--format", "json", "--output-path", output.path(percentEncoded: false),
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["VALUESTORE_FIXTURE_TRAITS"] = traits
+        environment["VALUESTORE_FIXTURE_LIBRARY"] = DocumentationTests.root.path(percentEncoded: false)
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
@@ -81,5 +84,20 @@ import ValueStoreTestSupport
         collect(graph)
         let library = DocumentationTests.root.lastPathComponent.lowercased()
         return identities.subtracting(["notraits", library])
+    }
+
+    /// A copy of the fixture in `scratch`, made again on every run (its `Package.resolved`, the
+    /// resolution of these traits, stays from the last run); the source tree gets none.
+    static func copyOfFixture(in scratch: URL) throws -> URL {
+        let fixture = DocumentationTests.root.appending(path: "Tests/Fixtures/NoTraits")
+        let copy = scratch.appending(path: "NoTraits")
+        for item in ["Package.swift", "Sources"] {
+            try? FileManager.default.removeItem(at: copy.appending(path: item))
+        }
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        for item in ["Package.swift", "Sources"] {
+            try FileManager.default.copyItem(at: fixture.appending(path: item), to: copy.appending(path: item))
+        }
+        return copy
     }
 }

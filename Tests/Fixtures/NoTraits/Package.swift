@@ -7,11 +7,16 @@
 import Foundation
 import PackageDescription
 
+/// The library: `VALUESTORE_FIXTURE_LIBRARY` names its folder when the test resolves a copy of
+/// this package elsewhere; otherwise it is three folders up, where the fixture is kept.
+let libraryPath =
+    ProcessInfo.processInfo.environment["VALUESTORE_FIXTURE_LIBRARY"]
+    ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().path
+
 /// A path dependency is identified by its folder's name, which depends on where the repository
 /// was cloned; read it rather than assume it.
-let library = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().lastPathComponent
+let library = URL(fileURLWithPath: libraryPath).lastPathComponent
 
 /// The traits to enable: none unless the test asks.
 let traits = Set(
@@ -22,7 +27,7 @@ let traits = Set(
 let package = Package(
     name: "NoTraits",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
-    dependencies: [.package(path: "../../..", traits: traits)],
+    dependencies: [.package(path: libraryPath, traits: traits)],
     targets: [
         .target(
             name: "NoTraits",
