@@ -71,21 +71,23 @@ import ValueStoreTestSupport
     }
 
     /// Measured on a clock of the test's: no stream is given up, and no poll is due, because the
-    /// machine was slow.
+    /// machine was slow. The ready timeout ends at 10 s exactly, and the remote tries a stream
+    /// again at the first poll's end from 70 s on (60 s after it gave up), not before.
     @Test func aStreamWithoutReadyInTimeFallsBackToLongPollingThenTriesAStreamAgain() async throws {
         try await HTTPSandbox.with { sandbox in
             let streams = EventStreams()
             let polls = SeenRequests()
-            let (secondPoll, secondPollArrived) = AsyncStream<Void>.makeStream()
+            let (heldPolls, pollHeld) = AsyncStream<Void>.makeStream()
             let (answers, answer) = AsyncStream<Void>.makeStream()
             defer { answer.finish() }
             let server = try LoopbackHTTPServer { request, token in
                 guard request.query["wait"] != nil else { return streams.respond(to: request) }
                 polls.note(request, token: token)
                 if polls.all.count > 1 {
-                    // Held until the test has moved the clock to the time for a stream again.
-                    secondPollArrived.yield()
-                    for await _ in answers {}
+                    // Held until the test answers it, one answer a poll (the remote polls one at
+                    // a time, so the answers are never read twice at once).
+                    pollHeld.yield()
+                    _ = await answers.first { _ in true }
                 }
                 return SyncHTTPResponse(
                     status: 200, headers: ["content-type": "application/json"],
@@ -104,18 +106,24 @@ import ValueStoreTestSupport
                 await clock.untilSomeoneSleepsPastNow()
             }
             clock.advance(by: .milliseconds(1))
-            try await expectPoke(pokes, "a long poll's poke")
+            try await expectPoke(pokes, "the first long poll's poke")
             #expect(polls.all.first?.query["wait"] == "25")
             #expect(polls.all.first?.query["account"] == sandbox.account.id)
-            _ = try await within(.seconds(20), "the second long poll") { await secondPoll.first { _ in true } }
-            clock.advance(by: .seconds(60))
-            answer.finish()
-            try await expectPoke(pokes, "the held long poll's poke")
+            // The second poll ends just short of the time for a stream: the remote polls again.
+            _ = try await within(.seconds(20), "the second long poll") { await heldPolls.first { _ in true } }
+            clock.advance(by: .seconds(60) - .milliseconds(1))
+            answer.yield()
+            try await expectPoke(pokes, "the second long poll's poke")
+            _ = try await within(.seconds(20), "the third long poll") { await heldPolls.first { _ in true } }
+            // The third ends at the time: the remote opens a stream.
+            clock.advance(by: .milliseconds(1))
+            answer.yield()
+            try await expectPoke(pokes, "the third long poll's poke")
             let again = try await streams.next()
             again.writer.yield(Self.ready)
             // The only poke left to come: the stream's.
             try await expectPoke(pokes, "the stream's ready, tried again")
-            #expect(polls.all.count == 2)
+            #expect(polls.all.count == 3)
         }
     }
 
