@@ -86,17 +86,23 @@ import ValueStoreTestSupport
         return identities.subtracting(["notraits", library])
     }
 
-    /// A copy of the fixture in `scratch`, made again on every run (its `Package.resolved`, the
-    /// resolution of these traits, stays from the last run); the source tree gets none.
+    /// A copy of the fixture in `scratch`, made again on every run from everything the fixture
+    /// holds; only the copy's `Package.resolved`, the resolution of these traits, stays from the
+    /// last run. The source tree gets none. (Two runs of one checkout at once could collide
+    /// here: SwiftPM's lock on the scratch folder comes later.)
     static func copyOfFixture(in scratch: URL) throws -> URL {
+        let files = FileManager.default
         let fixture = DocumentationTests.root.appending(path: "Tests/Fixtures/NoTraits")
         let copy = scratch.appending(path: "NoTraits")
-        for item in ["Package.swift", "Sources"] {
-            try? FileManager.default.removeItem(at: copy.appending(path: item))
+        try files.createDirectory(at: copy, withIntermediateDirectories: true)
+        for item in try files.contentsOfDirectory(atPath: copy.path(percentEncoded: false))
+        where item != "Package.resolved" {
+            try files.removeItem(at: copy.appending(path: item))
         }
-        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
-        for item in ["Package.swift", "Sources"] {
-            try FileManager.default.copyItem(at: fixture.appending(path: item), to: copy.appending(path: item))
+        // What SwiftPM leaves in the fixture when it is resolved in place is not copied.
+        for item in try files.contentsOfDirectory(atPath: fixture.path(percentEncoded: false))
+        where item != "Package.resolved" && !item.hasPrefix(".") {
+            try files.copyItem(at: fixture.appending(path: item), to: copy.appending(path: item))
         }
         return copy
     }

@@ -77,17 +77,19 @@ import ValueStoreTestSupport
         try await HTTPSandbox.with { sandbox in
             let streams = EventStreams()
             let polls = SeenRequests()
-            let (heldPolls, pollHeld) = AsyncStream<Void>.makeStream()
-            let (answers, answer) = AsyncStream<Void>.makeStream()
-            defer { answer.finish() }
+            // Each poll after the first is held until the test ends it with the continuation
+            // the poll hands over: polls that overlapped, were the remote ever to send them,
+            // could not take each other's answers.
+            let (heldPolls, pollHeld) = AsyncStream<AsyncStream<Void>.Continuation>.makeStream()
+            var held: [AsyncStream<Void>.Continuation] = []
+            defer { for poll in held { poll.finish() } }
             let server = try LoopbackHTTPServer { request, token in
                 guard request.query["wait"] != nil else { return streams.respond(to: request) }
                 polls.note(request, token: token)
                 if polls.all.count > 1 {
-                    // Held until the test answers it, one answer a poll (the remote polls one at
-                    // a time, so the answers are never read twice at once).
-                    pollHeld.yield()
-                    _ = await answers.first { _ in true }
+                    let (answer, answering) = AsyncStream<Void>.makeStream()
+                    pollHeld.yield(answering)
+                    for await _ in answer {}
                 }
                 return SyncHTTPResponse(
                     status: 200, headers: ["content-type": "application/json"],
@@ -110,14 +112,18 @@ import ValueStoreTestSupport
             #expect(polls.all.first?.query["wait"] == "25")
             #expect(polls.all.first?.query["account"] == sandbox.account.id)
             // The second poll ends just short of the time for a stream: the remote polls again.
-            _ = try await within(.seconds(20), "the second long poll") { await heldPolls.first { _ in true } }
+            let second = try #require(
+                await within(.seconds(20), "the second long poll") { await heldPolls.first { _ in true } })
+            held.append(second)
             clock.advance(by: .seconds(60) - .milliseconds(1))
-            answer.yield()
+            second.finish()
             try await expectPoke(pokes, "the second long poll's poke")
-            _ = try await within(.seconds(20), "the third long poll") { await heldPolls.first { _ in true } }
+            let third = try #require(
+                await within(.seconds(20), "the third long poll") { await heldPolls.first { _ in true } })
+            held.append(third)
             // The third ends at the time: the remote opens a stream.
             clock.advance(by: .milliseconds(1))
-            answer.yield()
+            third.finish()
             try await expectPoke(pokes, "the third long poll's poke")
             let again = try await streams.next()
             again.writer.yield(Self.ready)
