@@ -170,6 +170,10 @@ if withPostgres {
 }
 if withHTTP {
     package.dependencies.append(.package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"))
+    // A second HTTP client, for the rows that show what the client library costs (hummingbird's
+    // own graph already resolves it; the library never depends on it).
+    package.dependencies.append(
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"))
     /// What every HTTP tool serves and measures through: the routes over a PostgresSyncTable in
     /// this process, on 127.0.0.1, and the remotes that reach them.
     let http: [Target.Dependency] = [
@@ -188,6 +192,7 @@ if withHTTP {
             name: "SyncHTTPBenchmarks",
             dependencies: http + [
                 "SyncHTTPSupport", "PostgresLatencySupport", .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/SyncHTTPBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -1,11 +1,13 @@
 import Benchmark
 import Foundation
+import FoundationNetworking
 import PostgresLatencySupport
 import PostgresNIO
 import SyncHTTPSupport
 import Synchronization
 import ValueStorePostgres
 import ValueStoreSync
+import ValueStoreSyncHTTP
 
 // Sync over HTTP against the same work through the PostgreSQL sync table in process: the routes
 // (Hummingbird, in this process, on 127.0.0.1) over a PostgresSyncTable, reached through
@@ -52,9 +54,11 @@ final class Device: Sendable {
     }
 }
 
-/// Where a benchmark's devices push: over HTTP to the loopback server, or to its table directly.
+/// Where a benchmark's devices push: over HTTP to the loopback server (through the default
+/// transport, URLSession, or through AsyncHTTPClient), or to its table directly.
 enum Path {
     case http
+    case httpThroughAsyncHTTPClient
     case direct
 
     /// `count` devices of their own accounts on a new server.
@@ -64,7 +68,12 @@ enum Path {
         var devices: [Device] = []
         for index in 0..<count {
             let account = SyncAccount(id: "account-\(index)")
-            let remote = self == .http ? server.http(for: account, pokes: .none) : server.table.remote(for: account)
+            let remote =
+                switch self {
+                case .http: server.http(for: account, pokes: .none)
+                case .httpThroughAsyncHTTPClient: server.http(for: account, pokes: .none, transport: .asyncHTTPClient)
+                case .direct: server.table.remote(for: account)
+                }
             devices.append(try await Device(account: account, remote: remote))
         }
         return devices
@@ -93,6 +102,36 @@ let benchmarks: @Sendable () -> Void = {
             }
         } setup: {
             try await Path.http.devices(1, client: client)
+        }
+
+        // Context, judged by no target: the same push through another HTTP client.
+        Benchmark("sync over HTTP: \(name), through AsyncHTTPClient") { benchmark, devices in
+            for _ in benchmark.scaledIterations {
+                try await devices[0].push(changes: changes)
+            }
+        } setup: {
+            try await Path.httpThroughAsyncHTTPClient.devices(1, client: client)
+        }
+    }
+
+    // Context, judged by no target: what HTTP alone costs here, a bare POST of a one-change push's
+    // size to the same server, answered 404 by Hummingbird before any route of the service runs.
+    for (transport, name) in [(SyncHTTPTransport.urlSession(), ""), (.asyncHTTPClient, ", through AsyncHTTPClient")] {
+        Benchmark("sync over HTTP: a bare POST answered 404\(name)") { benchmark, url in
+            for _ in benchmark.scaledIterations {
+                var request = URLRequest(url: url)
+                request.httpMethod = "POST"
+                request.httpBody = Data(repeating: UInt8(ascii: "a"), count: 600)
+                request.setValue("application/json", forHTTPHeaderField: "content-type")
+                let (_, head) = try await transport.send(request)
+                guard head.statusCode == 404 else {
+                    throw ValueStoreSyncHTTPBenchmarkError("a bare POST was answered \(head.statusCode), not 404")
+                }
+            }
+        } setup: {
+            let server = try await LoopbackSyncServer.start(
+                client: client, name: "bench_\(UInt32.random(in: 0...UInt32.max))")
+            return server.url.deletingLastPathComponent().appending(path: "elsewhere")
         }
     }
 

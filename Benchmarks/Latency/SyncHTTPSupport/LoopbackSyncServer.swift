@@ -36,17 +36,23 @@ public struct LoopbackSyncServer: Sendable {
             table: table, url: URL(string: "http://127.0.0.1:\(port)/sync")!, service: service)
     }
 
-    /// A remote of `account` over HTTP, hearing of changes as `pokes` says.
-    public func http(for account: SyncAccount, pokes: SyncHTTPOptions.Pokes = .serverSentEvents) -> SyncRemote {
-        Self.http(url, account: account, pokes: pokes)
+    /// A remote of `account` over HTTP, hearing of changes as `pokes` says, through `transport`.
+    public func http(
+        for account: SyncAccount, pokes: SyncHTTPOptions.Pokes = .serverSentEvents,
+        transport: SyncHTTPTransport = .urlSession()
+    ) -> SyncRemote {
+        Self.http(url, account: account, pokes: pokes, transport: transport)
     }
 
-    /// A remote of `account` over HTTP to the server at `url`, from any process.
+    /// A remote of `account` over HTTP to the server at `url`, from any process, through
+    /// `transport` (the default one unless a row compares another).
     public static func http(
-        _ url: URL, account: SyncAccount, pokes: SyncHTTPOptions.Pokes = .serverSentEvents
+        _ url: URL, account: SyncAccount, pokes: SyncHTTPOptions.Pokes = .serverSentEvents,
+        transport: SyncHTTPTransport = .urlSession()
     ) -> SyncRemote {
         var options = SyncHTTPOptions()
         options.pokes = pokes
+        options.transport = transport
         return .http(url, account: account, options: options) { _ in account.id }
     }
 }
