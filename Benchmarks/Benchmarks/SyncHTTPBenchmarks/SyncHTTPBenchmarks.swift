@@ -55,10 +55,12 @@ final class Device: Sendable {
 }
 
 /// Where a benchmark's devices push: over HTTP to the loopback server (through the default
-/// transport, URLSession, or through AsyncHTTPClient), or to its table directly.
+/// transport, URLSession, or through AsyncHTTPClient), through the client and the server's
+/// service with no HTTP between them, or to its table directly.
 enum Path {
     case http
     case httpThroughAsyncHTTPClient
+    case serviceInProcess
     case direct
 
     /// `count` devices of their own accounts on a new server.
@@ -72,6 +74,10 @@ enum Path {
                 switch self {
                 case .http: server.http(for: account, pokes: .none)
                 case .httpThroughAsyncHTTPClient: server.http(for: account, pokes: .none, transport: .asyncHTTPClient)
+                case .serviceInProcess:
+                    server.http(
+                        for: account, pokes: .none,
+                        transport: .inProcess(server.service, mountedAt: server.url, account: account))
                 case .direct: server.table.remote(for: account)
                 }
             devices.append(try await Device(account: account, remote: remote))
@@ -111,6 +117,16 @@ let benchmarks: @Sendable () -> Void = {
             }
         } setup: {
             try await Path.httpThroughAsyncHTTPClient.devices(1, client: client)
+        }
+
+        // Context, judged by no target: the client's requests and the service's answers, with no
+        // HTTP between them.
+        Benchmark("sync over HTTP: \(name), client and service in process, no HTTP") { benchmark, devices in
+            for _ in benchmark.scaledIterations {
+                try await devices[0].push(changes: changes)
+            }
+        } setup: {
+            try await Path.serviceInProcess.devices(1, client: client)
         }
     }
 
