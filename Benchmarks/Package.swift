@@ -174,6 +174,8 @@ if withHTTP {
     // own graph already resolves it; the library never depends on it).
     package.dependencies.append(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"))
+    // Its request and buffer types (swift-nio), which the transport over it names.
+    package.dependencies.append(.package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"))
     /// What every HTTP tool serves and measures through: the routes over a PostgresSyncTable in
     /// this process, on 127.0.0.1, and the remotes that reach them.
     let http: [Target.Dependency] = [
@@ -193,6 +195,8 @@ if withHTTP {
             dependencies: http + [
                 "SyncHTTPSupport", "PostgresLatencySupport", .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/SyncHTTPBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

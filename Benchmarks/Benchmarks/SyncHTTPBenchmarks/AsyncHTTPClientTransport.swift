@@ -4,11 +4,13 @@
 
 import AsyncHTTPClient
 import Foundation
-import FoundationNetworking
 import NIOCore
 import NIOHTTP1
 import SyncHTTPSupport
 import ValueStoreSyncHTTP
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// One client for the process, which never follows a redirect, as the default transport.
 let sharedHTTPClient = HTTPClient(
@@ -29,7 +31,9 @@ extension SyncHTTPTransport {
                 if let body = request.httpBody {
                     outgoing.body = .bytes(ByteBuffer(bytes: body))
                 }
-                let timeout = TimeAmount.nanoseconds(Int64(request.timeoutInterval * 1e9))
+                // URLSession's idle timeout, as a deadline for the answer's head, within 1 s to an hour.
+                let seconds = request.timeoutInterval.isFinite ? min(max(request.timeoutInterval, 1), 3_600) : 3_600
+                let timeout = TimeAmount.milliseconds(Int64(seconds * 1_000))
                 let response = try await sharedHTTPClient.execute(outgoing, timeout: timeout)
                 let body = try await response.body.collect(upTo: 64 << 20)
                 var fields: [String: String] = [:]

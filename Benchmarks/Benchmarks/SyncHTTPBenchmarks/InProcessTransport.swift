@@ -3,10 +3,12 @@
 // how much of an HTTP push is HTTP itself.
 
 import Foundation
-import FoundationNetworking
 import SyncHTTPSupport
 import ValueStoreSync
 import ValueStoreSyncHTTP
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension SyncHTTPTransport {
     /// Answers each request with `service`, for `account`, as the routes would after checking
@@ -15,7 +17,12 @@ extension SyncHTTPTransport {
         SyncHTTPTransport(
             send: { request in
                 guard let url = request.url else { throw ValueStoreSyncHTTPBenchmarkError("a request without a URL") }
-                let path = String(url.path.dropFirst(mount.path.count).drop { $0 == "/" })
+                let full = url.path(percentEncoded: false)
+                let prefix = mount.path(percentEncoded: false)
+                guard full.hasPrefix(prefix) else {
+                    throw ValueStoreSyncHTTPBenchmarkError("\(full) is not under the mount \(prefix)")
+                }
+                let path = String(full.dropFirst(prefix.count).drop { $0 == "/" })
                 var headers: [String: String] = [:]
                 for (name, value) in request.allHTTPHeaderFields ?? [:] {
                     headers[name.lowercased()] = value
