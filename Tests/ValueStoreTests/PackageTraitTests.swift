@@ -46,10 +46,12 @@ import ValueStoreTestSupport
 
     /// The identities of every package the fixture resolves, beside itself and the library.
     ///
-    /// The test's task runs at high priority from here on. In a full run the two cores are busy
-    /// with every other test, and each wake-up of a task at the default priority waits behind
-    /// theirs: a resolution that took 2–3 s took 14–18 s of the suite's time, 8 s of it between
-    /// SwiftPM's exit and the test going on.
+    /// The test's task runs at high priority from here on, on Linux and on the 26 releases of
+    /// Apple's systems (earlier ones skip it). In a full run on a machine of few cores, each
+    /// wake-up of a task at the default priority waits behind every other test's work: on 2
+    /// cores, a resolution that took 2–3 s took 14–18 s of the suite's time, 8 s of it between
+    /// SwiftPM's exit and the test going on. Swift Testing's own steps before and after the test
+    /// stay at the default priority.
     static func resolvedPackages(traits: String?) async throws -> Set<String> {
         if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
             withUnsafeCurrentTask { $0?.escalatePriority(to: .high) }
