@@ -41,11 +41,12 @@ while IFS='|' read -r bench floor target; do
     ratio=$(awk -v a="$value" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
     # A target of "-" marks a row of context: its ratio is printed, and judges nothing.
     if [[ $target == - ]]; then
-        printf '%-36s %-58s %9s %9s %6s %8s %s\n' "$bench" "$floor" "$value" "$base" "$ratio" "-" "context"
-        continue
+        limit="-" verdict="context"
+    else
+        limit="<= $target"
+        verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t) ? "ok" : "OVER" }')
+        [[ $verdict == OVER ]] && status=1
     fi
-    verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t) ? "ok" : "OVER" }')
-    [[ $verdict == OVER ]] && status=1
-    printf '%-36s %-58s %9s %9s %6s %8s %s\n' "$bench" "$floor" "$value" "$base" "$ratio" "<= $target" "$verdict"
+    printf '%-36s %-58s %9s %9s %6s %8s %s\n' "$bench" "$floor" "$value" "$base" "$ratio" "$limit" "$verdict"
 done < <(grep -v '^#' targets.txt | grep .)
 exit $status
