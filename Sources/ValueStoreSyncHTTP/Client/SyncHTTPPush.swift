@@ -50,7 +50,7 @@ struct SyncHTTPPush {
     private func send(_ changes: ArraySlice<SyncRecord>, into merged: inout Merged) async throws -> SyncPushResponse? {
         var part = request
         part.changes = Array(changes)
-        let body = try JSONEncoder().encode(part)
+        let body = try WireJSON.encode(part)
         let limit = client.options.maximumRequestBytes
         guard body.count <= limit else {
             guard changes.count > 1 else {
@@ -77,7 +77,7 @@ struct SyncHTTPPush {
         }
         let answer: SyncPushResponse
         do {
-            answer = try JSONDecoder().decode(SyncPushResponse.self, from: data)
+            answer = try WireJSON.decode(SyncPushResponse.self, from: data)
         } catch {
             throw ValueStoreError(
                 .outcomeUnknown, store: client.label,

@@ -53,9 +53,9 @@ extension SyncRemote {
             label: "sync server at \(url.absoluteString), account '\(account.id)'",
             push: { request in try await SyncHTTPPush(client: client, request: request).send() },
             pull: { request in
-                let data = try await client.post(JSONEncoder().encode(request), to: "v1/pull", effect: .readOnly)
+                let data = try await client.post(WireJSON.encode(request), to: "v1/pull", effect: .readOnly)
                 do {
-                    return try JSONDecoder().decode(SyncPullResponse.self, from: data)
+                    return try WireJSON.decode(SyncPullResponse.self, from: data)
                 } catch {
                     throw ValueStoreError(
                         .unavailable, store: client.label,

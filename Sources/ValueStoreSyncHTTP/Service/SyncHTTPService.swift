@@ -119,7 +119,7 @@ public struct SyncHTTPService: Sendable {
         let body: Body
         do {
             let data = try await request.body(limits.maximumRequestBytes)
-            body = try JSONDecoder().decode(Body.self, from: data)
+            body = try WireJSON.decode(Body.self, from: data)
         } catch is SyncHTTPRequest.BodyTooLarge {
             return tooLarge
         } catch {
@@ -130,7 +130,7 @@ public struct SyncHTTPService: Sendable {
             let answer = try await operation(body)
             return SyncHTTPResponse(
                 status: 200, headers: ["content-type": "application/json"],
-                body: .bytes(try JSONEncoder().encode(answer)))
+                body: .bytes(try WireJSON.encode(answer)))
         } catch {
             return SyncHTTPProblem(error).response
         }
