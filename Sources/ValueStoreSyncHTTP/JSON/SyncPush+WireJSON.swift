@@ -4,20 +4,6 @@ import ValueStoreSync
 // A push's request and its answer, as their `Codable` conformances write them.
 
 extension SyncPushRequest: WireJSONCodable {
-    func write(to writer: inout WireJSONWriter) {
-        writer.object { writer in
-            writer.field("account", account)
-            writer.field("replica", replica.rawValue)
-            if let epoch {
-                writer.field("epoch", epoch.uuidString)
-            }
-            writer.field("seen", seen.rawValue)
-            writer.field("cursor", cursor.rawValue)
-            writer.key("changes")
-            writer.array(changes) { writer, change in change.write(to: &writer) }
-        }
-    }
-
     init(wire reader: inout WireJSONReader) throws {
         var account: String?
         var replica: String?
@@ -41,25 +27,23 @@ extension SyncPushRequest: WireJSONCodable {
             epoch: epoch ?? nil, seen: ServerVersion(try WireJSONReader.required(seen)),
             cursor: ServerVersion(try WireJSONReader.required(cursor)), changes: try WireJSONReader.required(changes))
     }
+
+    func write(to writer: inout WireJSONWriter) {
+        writer.object { writer in
+            writer.field("account", account)
+            writer.field("replica", replica.rawValue)
+            if let epoch {
+                writer.field("epoch", epoch.uuidString)
+            }
+            writer.field("seen", seen.rawValue)
+            writer.field("cursor", cursor.rawValue)
+            writer.key("changes")
+            writer.array(changes) { writer, change in change.write(to: &writer) }
+        }
+    }
 }
 
 extension SyncPushResponse: WireJSONCodable {
-    func write(to writer: inout WireJSONWriter) {
-        writer.object { writer in
-            writer.field("epoch", epoch.uuidString)
-            writer.field("serverTime", serverTime)
-            if let refusal {
-                writer.field("refusal", refusal.rawValue)
-            }
-            writer.key("outcomes")
-            writer.array(outcomes) { writer, outcome in outcome.write(to: &writer) }
-            if let settled {
-                writer.key("settled")
-                writer.array(settled) { writer, name in name.write(to: &writer) }
-            }
-        }
-    }
-
     init(wire reader: inout WireJSONReader) throws {
         var epoch: UUID?
         var serverTime: Int64?
@@ -83,6 +67,22 @@ extension SyncPushResponse: WireJSONCodable {
         self.init(
             epoch: try WireJSONReader.required(epoch), serverTime: try WireJSONReader.required(serverTime),
             refusal: refusal ?? nil, outcomes: try WireJSONReader.required(outcomes), settled: settled ?? nil)
+    }
+
+    func write(to writer: inout WireJSONWriter) {
+        writer.object { writer in
+            writer.field("epoch", epoch.uuidString)
+            writer.field("serverTime", serverTime)
+            if let refusal {
+                writer.field("refusal", refusal.rawValue)
+            }
+            writer.key("outcomes")
+            writer.array(outcomes) { writer, outcome in outcome.write(to: &writer) }
+            if let settled {
+                writer.key("settled")
+                writer.array(settled) { writer, name in name.write(to: &writer) }
+            }
+        }
     }
 }
 
