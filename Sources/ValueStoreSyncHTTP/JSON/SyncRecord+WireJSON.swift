@@ -5,7 +5,7 @@ import ValueStoreSync
 // most of a push's answer are made of these.
 
 extension SyncRecord {
-    /// Writes the record as `JSONEncoder` does: its fields in order, `nil` ones left out.
+    /// Writes the record's fields in their declaration order, `nil` ones left out.
     func write(to writer: inout WireJSONWriter) {
         writer.object { writer in
             writer.field("key", key)
@@ -69,7 +69,7 @@ extension SyncRecord {
 }
 
 extension HybridTimestamp {
-    /// Writes the stamp as `JSONEncoder` does: `{"milliseconds":…,"counter":…,"replica":"…"}`.
+    /// Writes the stamp: `{"milliseconds":…,"counter":…,"replica":"…"}`.
     func write(to writer: inout WireJSONWriter) {
         writer.object { writer in
             writer.field("milliseconds", milliseconds)
@@ -98,7 +98,7 @@ extension HybridTimestamp {
 }
 
 extension SyncChangeName {
-    /// Writes the name as `JSONEncoder` does: its key and its stamp.
+    /// Writes the name: its key and its stamp.
     func write(to writer: inout WireJSONWriter) {
         writer.object { writer in
             writer.field("key", key)

@@ -147,18 +147,30 @@ struct WireJSONReader {
         if escaped {
             return try unescaped(raw)
         }
-        if !raw.contains(where: { $0 >= 0x80 }) {
-            return String(decoding: raw, as: UTF8.self)
-        }
-        // Invalid UTF-8 is JSONDecoder's to judge.
-        guard let text = String(bytes: raw, encoding: .utf8) else { throw Unread() }
-        return text
+        return try Self.text(raw)
     }
 
-    /// Bytes from Base64 text, as `JSONDecoder`'s default data strategy reads them.
+    /// Bytes from Base64 text, as `JSONDecoder`'s default data strategy reads them. `JSONEncoder`
+    /// writes each `/` of the text as `\/`; those are read without going through text.
     mutating func base64() throws -> Data {
         let (raw, escaped) = try stringBytes()
-        let decoded = escaped ? Data(base64Encoded: try unescaped(raw)) : Data(base64Encoded: Data(raw))
+        guard escaped else {
+            guard let decoded = Data(base64Encoded: Data(raw)) else { throw Unread() }
+            return decoded
+        }
+        var unescaped: [UInt8] = []
+        unescaped.reserveCapacity(raw.count)
+        var position = 0
+        while position < raw.count {
+            if raw[position] == UInt8(ascii: "\\") {
+                // Base64 has no other character JSON escapes; any other escape is not Base64.
+                guard position + 1 < raw.count, raw[position + 1] == UInt8(ascii: "/") else { throw Unread() }
+                position += 1
+            }
+            unescaped.append(raw[position])
+            position += 1
+        }
+        let decoded = Data(base64Encoded: Data(unescaped))
         guard let decoded else { throw Unread() }
         return decoded
     }
@@ -204,6 +216,17 @@ struct WireJSONReader {
         return matches
     }
 
+    /// Text from UTF-8 as `JSONDecoder` makes it: every character kept, a byte order mark too
+    /// (Foundation's `String(bytes:encoding:)` drops one at the start); invalid UTF-8 is
+    /// `JSONDecoder`'s to judge.
+    private static func text(_ utf8: UnsafeRawBufferPointer) throws -> String {
+        if !utf8.contains(where: { $0 >= 0x80 }) {
+            return String(decoding: utf8, as: UTF8.self)
+        }
+        guard let text = String(validating: utf8, as: UTF8.self) else { throw Unread() }
+        return text
+    }
+
     /// A key, which the wire's keys never escape.
     private mutating func plainKey() throws -> String {
         skipWhitespace()
@@ -243,8 +266,7 @@ struct WireJSONReader {
         var position = 0
         func flush() throws {
             guard !utf8.isEmpty else { return }
-            guard let text = String(bytes: utf8, encoding: .utf8) else { throw Unread() }
-            scalars.append(contentsOf: text.unicodeScalars)
+            scalars.append(contentsOf: try utf8.withUnsafeBytes { try Self.text($0) }.unicodeScalars)
             utf8.removeAll(keepingCapacity: true)
         }
         func hex4(at offset: Int) throws -> UInt32 {

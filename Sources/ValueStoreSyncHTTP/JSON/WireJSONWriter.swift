@@ -5,10 +5,11 @@ import Foundation
 /// answer), without the encoder's containers, which took most of a 500-change push's time above
 /// the sync table's own (see Performance.md).
 ///
-/// Keys are written in their `Codable` order and `nil` optionals are left out, as `JSONEncoder`
-/// does; text is written as UTF-8 with only what JSON requires escaped, so `/` is not `\/`. Any
-/// JSON decoder reads the bytes to the same values, which `WireJSONTests` checks against
-/// `JSONDecoder` for every shape of the wire.
+/// The keys are the `Codable` conformances' keys, written in their declaration order (the order
+/// of `JSONEncoder`'s objects is not fixed), and `nil` optionals are left out, as `JSONEncoder`
+/// leaves them; text is written as UTF-8 with only what JSON requires escaped, so `/` is not
+/// `\/`. Any JSON decoder reads the bytes to the same values, which `WireJSONTests` checks
+/// against `JSONDecoder` for every shape of the wire.
 ///
 /// ```swift
 /// var writer = WireJSONWriter()
@@ -129,8 +130,12 @@ struct WireJSONWriter {
         case 0x0D: bytes.append(UInt8(ascii: "r"))
         case 0x09: bytes.append(UInt8(ascii: "t"))
         default:
-            let hex = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+            bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Self.hex(byte >> 4), Self.hex(byte & 0x0F)])
         }
+    }
+
+    /// The lowercase hexadecimal digit of `nibble`.
+    private static func hex(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

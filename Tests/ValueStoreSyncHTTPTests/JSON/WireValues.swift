@@ -9,7 +9,25 @@ enum WireValues {
     /// backslashes), and characters of one to four UTF-8 bytes.
     static let characters: [Character] = [
         "a", "Z", "0", " ", "/", "\"", "\\", "\n", "\t", "\r", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "\u{2028}", "😀",
+        // A byte order mark, which Foundation's `String(bytes:encoding:)` drops at the start.
+        "\u{FEFF}",
     ]
+
+    /// Whole numbers, their limits often among them.
+    static func number<Number: FixedWidthInteger>(_ random: inout SeededRandom) -> Number {
+        Bool.random(using: &random)
+            ? [Number.min, .max, 0].randomElement(using: &random)! : Number.random(in: .min ... .max, using: &random)
+    }
+
+    /// A UUID from the generator, so a seed repeats it.
+    static func uuid(_ random: inout SeededRandom) -> UUID {
+        let bytes = random.bytes(16)
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+    }
 
     static func text(_ random: inout SeededRandom) -> String {
         String((0..<Int.random(in: 0...12, using: &random)).map { _ in characters.randomElement(using: &random)! })
@@ -17,8 +35,7 @@ enum WireValues {
 
     static func stamp(_ random: inout SeededRandom) -> HybridTimestamp {
         HybridTimestamp(
-            milliseconds: Int64.random(in: Int64.min...Int64.max, using: &random),
-            counter: UInt32.random(in: 0...UInt32.max, using: &random), replica: ReplicaID(text(&random)))
+            milliseconds: number(&random), counter: number(&random), replica: ReplicaID(text(&random)))
     }
 
     static func maybe<Value>(_ random: inout SeededRandom, _ make: (inout SeededRandom) -> Value) -> Value? {
@@ -32,12 +49,12 @@ enum WireValues {
             stamp: stamp(&random), origin: maybe(&random, stamp), base: maybe(&random, stamp),
             replaces: (0..<Int.random(in: 0...2, using: &random)).map { _ in stamp(&random) },
             policy: SyncRecord.Policy.allCases.randomElement(using: &random)!, isRestoring: Bool.random(using: &random),
-            version: maybe(&random) { ServerVersion(Int64.random(in: Int64.min...Int64.max, using: &$0)) })
+            version: maybe(&random) { ServerVersion(number(&$0)) })
     }
 
     static func request(_ random: inout SeededRandom) -> SyncPushRequest {
         SyncPushRequest(
-            account: text(&random), replica: ReplicaID(text(&random)), epoch: maybe(&random) { _ in UUID() },
+            account: text(&random), replica: ReplicaID(text(&random)), epoch: maybe(&random, uuid),
             seen: ServerVersion(Int64.random(in: 0...Int64.max, using: &random)),
             cursor: ServerVersion(Int64.random(in: 0...Int64.max, using: &random)),
             changes: (0..<Int.random(in: 0...4, using: &random)).map { _ in record(&random) })
@@ -45,7 +62,7 @@ enum WireValues {
 
     static func outcome(_ random: inout SeededRandom) -> SyncPushResponse.Outcome {
         switch Int.random(in: 0..<9, using: &random) {
-        case 0: .accepted(ServerVersion(Int64.random(in: Int64.min...Int64.max, using: &random)))
+        case 0: .accepted(ServerVersion(number(&random)))
         case 1: .overtaken(record(&random))
         case 2: .lost(record(&random))
         case 3: .lost(nil)
@@ -60,7 +77,7 @@ enum WireValues {
     static func response(_ random: inout SeededRandom) -> SyncPushResponse {
         let count = Int.random(in: 0...4, using: &random)
         return SyncPushResponse(
-            epoch: UUID(), serverTime: Int64.random(in: Int64.min...Int64.max, using: &random),
+            epoch: uuid(&random), serverTime: number(&random),
             refusal: maybe(&random) {
                 [SyncRefusal.epochChanged, .restored, .resyncNeeded].randomElement(using: &$0)!
             },
