@@ -46,48 +46,56 @@ import ValueStoreTestSupport
                 == WireFixtureTests.refusedPush)
     }
 
-    @Test(arguments: [UInt64(0x5EED_1001), 0x5EED_1002, 0x5EED_1003])
-    func randomPushesRoundTripThroughBothCoders(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
-        for round in 0..<60 {
-            let request = WireValues.request(&random)
-            let response = WireValues.response(&random)
-            #expect(
-                try JSONDecoder().decode(SyncPushRequest.self, from: Self.written(request)) == request,
-                "seed \(seed), round \(round)")
-            #expect(
-                try JSONDecoder().decode(SyncPushResponse.self, from: Self.written(response)) == response,
-                "seed \(seed), round \(round)")
-            for data in try Self.encodings(of: request) {
-                #expect(Self.fastRead(SyncPushRequest.self, data) == request, "seed \(seed), round \(round)")
-            }
-            for data in try Self.encodings(of: response) {
-                #expect(Self.fastRead(SyncPushResponse.self, data) == response, "seed \(seed), round \(round)")
-            }
+    /// `value` written by the fast path reads back through `JSONDecoder`, and every encoding of
+    /// it reads back on the fast path.
+    static func roundTrip<Value: WireJSONCodable & Equatable>(_ value: Value, _ context: String) throws {
+        #expect(try JSONDecoder().decode(Value.self, from: written(value)) == value, "\(context)")
+        for data in try encodings(of: value) {
+            #expect(fastRead(Value.self, data) == value, "\(context)")
         }
     }
 
-    /// Damaged bodies: whatever the fast reader still reads, `JSONDecoder` reads to the same
-    /// value; what it does not, `WireJSON.decode` answers as `JSONDecoder` does.
+    @Test(arguments: [UInt64(0x5EED_1001), 0x5EED_1002, 0x5EED_1003])
+    func randomBodiesRoundTripThroughBothCoders(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        for round in 0..<60 {
+            let context = "seed \(seed), round \(round)"
+            try Self.roundTrip(WireValues.pushRequest(&random), context)
+            try Self.roundTrip(WireValues.pushResponse(&random), context)
+        }
+    }
+
+    /// `value`'s bytes damaged: whatever the fast reader still reads, `JSONDecoder` reads to the
+    /// same value; what it does not, `WireJSON.decode` answers as `JSONDecoder` does. Whether
+    /// the fast reader read it.
+    static func damaged<Value: WireJSONCodable & Equatable>(
+        _ value: Value, _ random: inout SeededRandom, _ context: String
+    ) throws -> Bool {
+        // Sorted, so a seed damages the same bytes on every run.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = Bool.random(using: &random) ? [.prettyPrinted, .sortedKeys] : .sortedKeys
+        var bytes = [UInt8](Bool.random(using: &random) ? written(value) : try encoder.encode(value))
+        WireValues.damage(&bytes, &random)
+        let data = Data(bytes)
+        let reference = try? JSONDecoder().decode(Value.self, from: data)
+        #expect((try? WireJSON.decode(Value.self, from: data)) == reference, "\(context)")
+        guard let fast = fastRead(Value.self, data) else { return false }
+        #expect(fast == reference, "\(context): \(String(decoding: data, as: UTF8.self))")
+        return true
+    }
+
     @Test(arguments: [UInt64(0xF022_2001), 0xF022_2002])
     func damagedBodiesReadAsJSONDecoderReadsThem(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
         var readFast = 0
-        for round in 0..<400 {
-            let value = WireValues.response(&random)
-            // Sorted, so a seed damages the same bytes on every run.
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = Bool.random(using: &random) ? [.prettyPrinted, .sortedKeys] : .sortedKeys
-            var bytes = [UInt8](Bool.random(using: &random) ? Self.written(value) : try encoder.encode(value))
-            WireValues.damage(&bytes, &random)
-            let data = Data(bytes)
-            let reference = try? JSONDecoder().decode(SyncPushResponse.self, from: data)
-            if let fast = Self.fastRead(SyncPushResponse.self, data) {
+        for round in 0..<200 {
+            let context = "seed \(seed), round \(round)"
+            for read in [
+                try Self.damaged(WireValues.pushRequest(&random), &random, context),
+                try Self.damaged(WireValues.pushResponse(&random), &random, context),
+            ] where read {
                 readFast += 1
-                #expect(fast == reference, "seed \(seed), round \(round): \(String(decoding: data, as: UTF8.self))")
             }
-            #expect(
-                (try? WireJSON.decode(SyncPushResponse.self, from: data)) == reference, "seed \(seed), round \(round)")
         }
         // Some damage leaves a body readable (a changed digit, a changed letter of a value): the
         // comparison above ran on those.

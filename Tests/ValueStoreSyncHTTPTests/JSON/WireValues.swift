@@ -52,7 +52,7 @@ enum WireValues {
             version: maybe(&random) { ServerVersion(number(&$0)) })
     }
 
-    static func request(_ random: inout SeededRandom) -> SyncPushRequest {
+    static func pushRequest(_ random: inout SeededRandom) -> SyncPushRequest {
         SyncPushRequest(
             account: text(&random), replica: ReplicaID(text(&random)), epoch: maybe(&random, uuid),
             seen: ServerVersion(Int64.random(in: 0...Int64.max, using: &random)),
@@ -74,17 +74,19 @@ enum WireValues {
         }
     }
 
-    static func response(_ random: inout SeededRandom) -> SyncPushResponse {
+    static func pushResponse(_ random: inout SeededRandom) -> SyncPushResponse {
         let count = Int.random(in: 0...4, using: &random)
         return SyncPushResponse(
             epoch: uuid(&random), serverTime: number(&random),
-            refusal: maybe(&random) {
-                [SyncRefusal.epochChanged, .restored, .resyncNeeded].randomElement(using: &$0)!
-            },
+            refusal: maybe(&random, refusal),
             outcomes: (0..<count).map { _ in outcome(&random) },
             settled: maybe(&random) { random in
                 (0..<count).map { _ in SyncChangeName(key: text(&random), stamp: stamp(&random)) }
             })
+    }
+
+    static func refusal(_ random: inout SeededRandom) -> SyncRefusal {
+        [SyncRefusal.epochChanged, .restored, .resyncNeeded].randomElement(using: &random)!
     }
 
     /// One to three changes to `bytes`: a byte replaced (often by one that matters to JSON), one
