@@ -41,12 +41,15 @@ enum WireJSON {
     ///
     /// - Throws: `JSONDecoder`'s error when the bytes are not a `Value`.
     static func decode<Value: Decodable>(_: Value.Type, from data: Data) throws -> Value {
-        if let fast = Value.self as? any WireJSONCodable.Type,
-            let value = try? WireJSONReader.read(data, { try fast.init(wire: &$0) }) as? Value
-        {
-            return value
+        if let fast = Value.self as? any WireJSONCodable.Type {
+            do {
+                if let value = try WireJSONReader.read(data, { try fast.init(wire: &$0) }) as? Value {
+                    return value
+                }
+            } catch is WireJSONReader.Unread {
+                // Not read by the fast path: the decoder's value or error, below, counts.
+            }
         }
-        // Not read by the fast path (WireJSONReader.Unread): the decoder's value or error counts.
         return try JSONDecoder().decode(Value.self, from: data)
     }
 }
