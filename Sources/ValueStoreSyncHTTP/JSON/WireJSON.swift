@@ -7,7 +7,8 @@ import Foundation
 /// extension SyncPushRequest: WireJSONCodable { … }
 /// ```
 protocol WireJSONCodable: Codable {
-    /// Writes the value as its `Codable` conformance writes it.
+    /// Writes the value's JSON: the keys and values its `Codable` conformance writes, which any
+    /// JSON decoder reads to the same value.
     func write(to writer: inout WireJSONWriter)
     /// Reads the value, or throws ``WireJSONReader/Unread`` for what the fast path leaves to
     /// `JSONDecoder`.

@@ -4,7 +4,8 @@ import Foundation
 /// beside `JSONDecoder`, never instead of it.
 ///
 /// It reads what `JSONEncoder` and ``WireJSONWriter`` write, in any key order and with any white
-/// space, and gives up with ``Unread`` on everything else: an unknown or repeated key, a missing
+/// space (and `null` for an absent optional, and any `\uXXXX` escape, as `JSONDecoder` reads
+/// them), and gives up with ``Unread`` on everything else: an unknown or repeated key, a missing
 /// one, a number with a fraction or an exponent, invalid text or Base64, trailing bytes. The
 /// caller then decodes the same bytes with `JSONDecoder`, whose answer (a value or its error) is
 /// the one that counts, so this reader can only be faster, never different: `WireJSONTests`

@@ -129,6 +129,8 @@ struct WireJSONWriter {
         case 0x0A: bytes.append(UInt8(ascii: "n"))
         case 0x0D: bytes.append(UInt8(ascii: "r"))
         case 0x09: bytes.append(UInt8(ascii: "t"))
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
         default:
             bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Self.hex(byte >> 4), Self.hex(byte & 0x0F)])
         }

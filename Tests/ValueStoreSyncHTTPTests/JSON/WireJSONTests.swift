@@ -51,7 +51,7 @@ import ValueStoreTestSupport
     static func roundTrip<Value: WireJSONCodable & Equatable>(_ value: Value, _ context: String) throws {
         #expect(try JSONDecoder().decode(Value.self, from: written(value)) == value, "\(context)")
         for data in try encodings(of: value) {
-            #expect(fastRead(Value.self, data) == value, "\(context)")
+            #expect(fastRead(Value.self, data) == value, "\(context): \(String(decoding: data, as: UTF8.self))")
         }
     }
 
@@ -155,6 +155,16 @@ import ValueStoreTestSupport
         for data in try Self.encodings(of: request) {
             #expect(Self.fastRead(SyncPushRequest.self, data) == request)
         }
+    }
+
+    /// Escapes neither encoder writes for these characters, a surrogate pair among them, read
+    /// on the fast path to what `JSONDecoder` reads.
+    @Test(arguments: [#"\ud83d\ude00"#, #"\u00E9\u00e9"#, #"\b\f\/\"\\"#, #"a\u0000b"#, #"\uFEFFx"#])
+    func escapesReadAsJSONDecoderReadsThem(escaped: String) throws {
+        let data = Data(
+            #"{"account":"\#(escaped)","replica":"\#(escaped)","seen":0,"cursor":0,"changes":[]}"#.utf8)
+        let fast = try #require(Self.fastRead(SyncPushRequest.self, data))
+        #expect(fast == (try JSONDecoder().decode(SyncPushRequest.self, from: data)))
     }
 
     @Test func invalidUTF8IsLeftToJSONDecoder() throws {

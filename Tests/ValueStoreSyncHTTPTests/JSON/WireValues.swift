@@ -9,8 +9,9 @@ enum WireValues {
     /// backslashes), and characters of one to four UTF-8 bytes.
     static let characters: [Character] = [
         "a", "Z", "0", " ", "/", "\"", "\\", "\n", "\t", "\r", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "\u{2028}", "😀",
-        // A byte order mark, which Foundation's `String(bytes:encoding:)` drops at the start.
-        "\u{FEFF}",
+        // Backspace and form feed, which JSONEncoder writes as `\b` and `\f`; a byte order
+        // mark, which Foundation's `String(bytes:encoding:)` drops at the start.
+        "\u{8}", "\u{C}", "\u{FEFF}",
     ]
 
     /// Whole numbers, their limits often among them.
