@@ -98,10 +98,7 @@ extension SyncPushResponse.Outcome {
                 writer.object { $0.field("_0", version.rawValue) }
             case .overtaken(let record):
                 writer.key("overtaken")
-                writer.object { writer in
-                    writer.key("_0")
-                    record.write(to: &writer)
-                }
+                writer.object { $0.associated(record) }
             case .lost(let record):
                 writer.key("lost")
                 writer.object { writer in record.map { writer.associated($0) } }

@@ -230,7 +230,6 @@ struct WireJSONReader {
 
     /// A key, which the wire's keys never escape.
     private mutating func plainKey() throws -> String {
-        skipWhitespace()
         let (raw, escaped) = try stringBytes()
         guard !escaped else { throw Unread() }
         return String(decoding: raw, as: UTF8.self)
