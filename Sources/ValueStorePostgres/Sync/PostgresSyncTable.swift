@@ -322,7 +322,7 @@ public struct PostgresSyncTable: Sendable {
     }
 
     private func check(_ requested: String, is account: SyncAccount) throws {
-        guard requested == account.id else {
+        guard SyncAccount(id: requested) == account else {
             throw ValueStoreError(
                 .invalidConfiguration, store: label,
                 reason:

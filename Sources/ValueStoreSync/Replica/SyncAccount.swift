@@ -28,4 +28,25 @@ public struct SyncAccount: Hashable, Sendable, Codable {
     public init(id: String) {
         self.id = id
     }
+
+    /// Whether two accounts are one: when their ids are the same bytes, as a server's database
+    /// compares them. Ids that only Unicode calls equal, such as `"café"` written with `é` and
+    /// with `e` and a combining accent, are two accounts, as they are two rows of a table.
+    ///
+    /// ```swift
+    /// SyncAccount(id: "caf\u{E9}") == SyncAccount(id: "cafe\u{301}")   // false
+    /// ```
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.id.utf8.elementsEqual(rhs.id.utf8)
+    }
+
+    /// Hashes the id's bytes, as ``==(_:_:)`` compares them.
+    ///
+    /// ```swift
+    /// let accounts: Set = [SyncAccount(id: "caf\u{E9}"), SyncAccount(id: "cafe\u{301}")]   // two
+    /// ```
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id.utf8.count)
+        for byte in id.utf8 { hasher.combine(byte) }
+    }
 }

@@ -19,10 +19,10 @@ import ValueStore
 /// (``SyncRemote/authoredPokes``) after every push that wrote to the account, naming the pushing
 /// replica and the head its push reached.
 public final class InMemorySyncServer: Sendable {
-    private let accounts = Mutex<[String: SyncAccountState]>([:])
+    private let accounts = Mutex<[SyncAccount: SyncAccountState]>([:])
     /// Each account's records by version, so that a pull page costs what it returns; taken
     /// inside `accounts`' lock.
-    private let indexes = Mutex<[String: SyncVersionIndex]>([:])
+    private let indexes = Mutex<[SyncAccount: SyncVersionIndex]>([:])
     private let pokes = SyncPokeSubscribers()
     private let clock: SyncClock
     private let maximumClockAhead: Int64
@@ -64,7 +64,7 @@ public final class InMemorySyncServer: Sendable {
                 try Self.check(request.account, is: account)
                 return self.pull(request)
             },
-            authoredPokes: { self.pokes.pokes(of: account.id) }
+            authoredPokes: { self.pokes.pokes(of: account) }
         )
     }
 
@@ -78,7 +78,7 @@ public final class InMemorySyncServer: Sendable {
     /// - Returns: The archived losers, until resolved.
     /// - Throws: Nothing, in memory; a server with storage throws its failures.
     public func archivedConflicts(for account: SyncAccount) async throws -> [SyncConflict] {
-        accounts.withLock { $0[account.id]?.archive.map(\.conflict) ?? [] }
+        accounts.withLock { $0[account]?.archive.map(\.conflict) ?? [] }
     }
 
     /// Removes a loser from the server's archive of `account`.
@@ -95,7 +95,7 @@ public final class InMemorySyncServer: Sendable {
     /// - Throws: Nothing, in memory; a server with storage throws its failures.
     public func resolve(_ conflict: SyncConflict, for account: SyncAccount) async throws {
         accounts.withLock { accounts in
-            accounts[account.id]?.archive.removeAll { $0.conflict == conflict }
+            accounts[account]?.archive.removeAll { $0.conflict == conflict }
         }
     }
 
@@ -115,13 +115,13 @@ public final class InMemorySyncServer: Sendable {
     public func startNewEpoch(for account: SyncAccount) async throws {
         accounts.withLock { accounts in
             var state =
-                accounts[account.id] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
+                accounts[account] ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
             state.row.epoch = UUID()
             state.progress = [:]
             state.idempotency = [:]
-            accounts[account.id] = state
+            accounts[account] = state
         }
-        pokes.send(.pullNow, to: account.id)
+        pokes.send(.pullNow, to: account)
     }
 
     /// Collects the removals that every replica has pulled and that are older than `age`, in
@@ -156,7 +156,7 @@ public final class InMemorySyncServer: Sendable {
 
     /// Everything the server holds, for a test that restores it later (a restore from a backup).
     package struct Snapshot: Sendable {
-        fileprivate let accounts: [String: SyncAccountState]
+        fileprivate let accounts: [SyncAccount: SyncAccountState]
     }
 
     /// Takes a snapshot of every account, as a backup would.
@@ -179,13 +179,13 @@ public final class InMemorySyncServer: Sendable {
 
     /// The state of one account, for a test's checks.
     package func state(of account: SyncAccount) -> SyncAccountState? {
-        accounts.withLock { $0[account.id] }
+        accounts.withLock { $0[account] }
     }
 
     /// How many times the index of `account`'s records by version was built from every record,
     /// for a test that checks pushes and pulls keep it instead.
     package func indexRebuilds(of account: SyncAccount) -> Int {
-        accounts.withLock { _ in indexes.withLock { $0[account.id]?.rebuilds ?? 0 } }
+        accounts.withLock { _ in indexes.withLock { $0[account]?.rebuilds ?? 0 } }
     }
 
     // MARK: Requests
@@ -194,43 +194,45 @@ public final class InMemorySyncServer: Sendable {
     /// keys in their canonical composition (``SyncKey``).
     func push(_ request: SyncPushRequest) -> SyncPushResponse {
         let request = SyncKey.normalizingKeys(of: request)
+        let account = SyncAccount(id: request.account)
         let now = clock.milliseconds
         let (response, wrote, reached) = accounts.withLock { accounts in
             // Taken out of the dictionary while it changes: a copy left in it would make the
             // first write copy every record.
             var state =
-                accounts.removeValue(forKey: request.account)
+                accounts.removeValue(forKey: account)
                 ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
-            defer { accounts[request.account] = state }
+            defer { accounts[account] = state }
             let head = state.row.head
             let answer = SyncServerRules.answer(
                 request, in: &state, serverTime: now, maximumClockAhead: maximumClockAhead)
             if answer.wrote {
                 indexes.withLock { indexes in
-                    guard var index = indexes.removeValue(forKey: request.account) else { return }
+                    guard var index = indexes.removeValue(forKey: account) else { return }
                     index.add(request.changes.lazy.map(\.key), after: head, in: state)
-                    indexes[request.account] = index
+                    indexes[account] = index
                 }
             }
             return (answer.response, answer.wrote, state.row.head)
         }
         if wrote {
-            pokes.send(SyncPoke(author: request.replica, head: reached), to: request.account)
+            pokes.send(SyncPoke(author: request.replica, head: reached), to: account)
         }
         return response
     }
 
     func pull(_ request: SyncPullRequest) -> SyncPullResponse {
+        let account = SyncAccount(id: request.account)
         let now = clock.milliseconds
         return accounts.withLock { accounts in
             var state =
-                accounts.removeValue(forKey: request.account)
+                accounts.removeValue(forKey: account)
                 ?? SyncAccountState(row: SyncAccountRow(epoch: SyncServerRules.initialEpoch))
-            defer { accounts[request.account] = state }
+            defer { accounts[account] = state }
             // The rules answer from the page's records alone, as they do the PostgreSQL server's.
             var page = indexes.withLock { indexes in
-                var index = indexes.removeValue(forKey: request.account) ?? SyncVersionIndex(of: state)
-                defer { indexes[request.account] = index }
+                var index = indexes.removeValue(forKey: account) ?? SyncVersionIndex(of: state)
+                defer { indexes[account] = index }
                 return index.page(after: request.cursor, limit: request.limit, of: state)
             }
             let response = SyncServerRules.answer(request, in: &page, serverTime: now)
@@ -240,7 +242,7 @@ public final class InMemorySyncServer: Sendable {
     }
 
     private static func check(_ requested: String, is account: SyncAccount) throws {
-        guard requested == account.id else {
+        guard SyncAccount(id: requested) == account else {
             throw ValueStoreError(
                 .invalidConfiguration, store: "in-memory sync server",
                 reason: "a request for account '\(requested)' came through the remote of account '\(account.id)'")

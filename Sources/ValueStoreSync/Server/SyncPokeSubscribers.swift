@@ -5,14 +5,14 @@ import Synchronization
 /// of its own push must still hear every other poke).
 final class SyncPokeSubscribers: Sendable {
     private struct State {
-        var streams: [String: [UInt64: AsyncStream<SyncPoke>.Continuation]] = [:]
+        var streams: [SyncAccount: [UInt64: AsyncStream<SyncPoke>.Continuation]] = [:]
         var next: UInt64 = 0
     }
 
     private let state = Mutex(State())
 
     /// A new stream of `account`'s pokes, until its consumer stops iterating.
-    func pokes(of account: String) -> AsyncStream<SyncPoke> {
+    func pokes(of account: SyncAccount) -> AsyncStream<SyncPoke> {
         let (stream, continuation) = AsyncStream<SyncPoke>.makeStream()
         let id = state.withLock { state in
             defer { state.next += 1 }
@@ -31,7 +31,7 @@ final class SyncPokeSubscribers: Sendable {
     }
 
     /// Sends `poke` to every stream of `account`.
-    func send(_ poke: SyncPoke, to account: String) {
+    func send(_ poke: SyncPoke, to account: SyncAccount) {
         let continuations = state.withLock { Array($0.streams[account, default: [:]].values) }
         for continuation in continuations {
             continuation.yield(poke)

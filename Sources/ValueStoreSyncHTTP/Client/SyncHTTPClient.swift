@@ -31,13 +31,14 @@ struct SyncHTTPClient: Sendable {
 
     /// `POST`s `body` as JSON to `route` and returns the answer's body.
     ///
-    /// - Throws: ``TooLarge`` for a 413; a ``ValueStoreError`` for anything else but a 2xx.
-    func post(_ body: Data, to route: String, effect: Effect) async throws -> Data {
+    /// - Throws: ``TooLarge`` for a 413 when the caller `splits` what it sends; a
+    ///   ``ValueStoreError`` for anything else but a 2xx.
+    func post(_ body: Data, to route: String, effect: Effect, splits: Bool = false) async throws -> Data {
         var request = URLRequest(url: url.appendingPathComponent(route))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = body
-        return try await send(request, effect: effect, within: options.requestTimeout)
+        return try await send(request, effect: effect, within: options.requestTimeout, splits: splits)
     }
 
     /// A request for `route` with the account and `query` as query items.
@@ -52,7 +53,9 @@ struct SyncHTTPClient: Sendable {
     /// Sends `request` with the token and returns the body of its 2xx answer; one whose answer
     /// `waits` (a long poll) goes the way of a stream, which on Linux starts on a warm connection
     /// (see ``SyncHTTPTransport/urlSession(_:)``).
-    func send(_ request: URLRequest, effect: Effect, within limit: Duration, waits: Bool = false) async throws -> Data {
+    func send(
+        _ request: URLRequest, effect: Effect, within limit: Duration, waits: Bool = false, splits: Bool = false
+    ) async throws -> Data {
         try checkURL()
         var rateLimited = 0
         while true {
@@ -64,25 +67,35 @@ struct SyncHTTPClient: Sendable {
                 try await Task.sleep(for: retryAfter(head))
                 continue
             }
-            try check(head, data)
+            try check(head, data, splits: splits)
             return data
         }
     }
 
     /// Runs `attempt` with the token, and once more with a renewed one when the server refuses
-    /// it (401); the caller takes a second 401 for an answer.
+    /// it (401); the caller takes a second 401 for an answer. A token the source does not give
+    /// within the request timeout fails the request as
+    /// ``ValueStore/ValueStoreError/Code/unavailable``, unsent.
     func authorized<Answer>(
         _ request: URLRequest,
         _ attempt: (_ request: URLRequest) async throws -> (Answer, HTTPURLResponse)
     ) async throws -> (Answer, HTTPURLResponse) {
-        let token = try await tokens.current()
-        let first = try await attempt(request.bearing(token))
-        guard first.1.statusCode == 401 else { return first }
-        return try await attempt(request.bearing(try await tokens.renewed(after: token)))
+        do {
+            let token = try await tokens.current(within: options.requestTimeout)
+            let first = try await attempt(request.bearing(token))
+            guard first.1.statusCode == 401 else { return first }
+            return try await attempt(
+                request.bearing(try await tokens.renewed(after: token, within: options.requestTimeout)))
+        } catch is SyncHTTPTokens.Late {
+            throw ValueStoreError(
+                .unavailable, store: label,
+                reason: "the token source did not give a token within \(options.requestTimeout); nothing was sent")
+        }
     }
 
-    /// Throws the error an answer that is not a 2xx stands for.
-    func check(_ head: HTTPURLResponse, _ data: Data) throws {
+    /// Throws the error an answer that is not a 2xx stands for; a 413 as ``TooLarge`` when the
+    /// caller `splits` what it sends.
+    func check(_ head: HTTPURLResponse, _ data: Data, splits: Bool) throws {
         let status = head.statusCode
         guard !(200..<300).contains(status) else { return }
         if (300..<400).contains(status) {
@@ -98,7 +111,7 @@ struct SyncHTTPClient: Sendable {
             ?? ValueStoreError(
                 Self.code(of: status), store: label,
                 reason: "the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))")
-        if status == 413 { throw TooLarge(error: error) }
+        if status == 413 && splits { throw TooLarge(error: error) }
         throw error
     }
 
@@ -109,6 +122,7 @@ struct SyncHTTPClient: Sendable {
         case 403: .forbidden
         case 404: .notFound
         case 413: .invalidConfiguration
+        case 429: .unavailable
         case 400..<500: .decodingFailed
         case 504: .outcomeUnknown
         default: .unavailable
@@ -186,9 +200,18 @@ struct SyncHTTPClient: Sendable {
                 + "use https://, or set SyncHTTPOptions.allowsInsecureHTTP for a network you trust")
     }
 
-    private static func isLoopback(_ host: String) -> Bool {
+    /// Whether `host` is this machine: `localhost`, `::1`, or an IPv4 address of `127.0.0.0/8`
+    /// written as four decimal numbers (so `127.example.com` and `127.0.0.1.example.com`, names
+    /// of other machines, are not).
+    static func isLoopback(_ host: String) -> Bool {
         let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.first == "127" else { return false }
+        return parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+                && (Int(part) ?? 256) <= 255
+        }
     }
 }
 

@@ -45,10 +45,12 @@ struct SyncHTTPPokes: Sendable {
         var streamAgain: C.Instant? = client.options.pokes == .serverSentEvents ? clock.now : nil
         var failures = 0
         while !Task.isCancelled {
+            var failed = true
             if let again = streamAgain, again <= clock.now {
                 switch await serverSentEvents(on: clock, poke) {
                 case .afterReady:
                     failures = 1  // the shortest wait: a stream that ends at once never spins
+                    failed = false
                 case .failed:
                     failures += 1
                 case .notReady:
@@ -57,16 +59,28 @@ struct SyncHTTPPokes: Sendable {
                     continue
                 }
             } else {
+                let started = clock.now
                 do {
                     try await longPoll()
                     poke()
                     failures = 0
+                    // At most one poll a `longPollSpacing`: a server or proxy that answers at
+                    // once, without holding the poll, is not asked again and again at once.
+                    let next = started.advanced(by: timings.longPollSpacing)
+                    if next > clock.now {
+                        guard (try? await clock.sleep(until: next, tolerance: nil)) != nil else { return }
+                    }
                     continue
                 } catch {
                     failures += 1
                 }
             }
             guard (try? await clock.sleep(for: timings.reconnectDelay(after: failures))) != nil else { return }
+            // A failed request pokes before the next: the replica pulls once a reconnect delay,
+            // so a server whose pokes keep failing (a proxy's 403 or 404, a server without
+            // them) still brings other devices' changes, and one that cannot be reached shows
+            // in the replica's status.
+            if failed { poke() }
         }
     }
 
@@ -158,10 +172,14 @@ struct SyncHTTPPokes: Sendable {
             return (chunks, head)
         }
         guard head.statusCode == 200 else {
+            chunks.discard()
             // 404: a server without streams; anything else: try again later.
             return head.statusCode == 404 ? .notReady : .failed
         }
-        guard head.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/event-stream") == true else {
+        // A media type's name is not case-sensitive.
+        guard head.value(forHTTPHeaderField: "Content-Type")?.lowercased().hasPrefix("text/event-stream") == true
+        else {
+            chunks.discard()
             return .notReady
         }
         var events = ServerSentEvents()

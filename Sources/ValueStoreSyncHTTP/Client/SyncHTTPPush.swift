@@ -63,7 +63,7 @@ struct SyncHTTPPush {
         }
         let data: Data
         do {
-            data = try await client.post(body, to: "v1/push", effect: .mayApply)
+            data = try await client.post(body, to: "v1/push", effect: .mayApply, splits: true)
         } catch let tooLarge as SyncHTTPClient.TooLarge {
             guard changes.count > 1 else {
                 reject(

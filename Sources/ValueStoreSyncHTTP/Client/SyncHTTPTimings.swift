@@ -23,6 +23,9 @@ struct SyncHTTPTimings: Sendable {
     var maximumReconnectDelay: Duration = .seconds(60)
     /// How long a long poll asks the server to wait, in seconds.
     var longPollSeconds = 25
+    /// The least time from one long poll's start to the next's, however soon the first is
+    /// answered.
+    var longPollSpacing: Duration = .seconds(1)
     /// The longest `Retry-After` the remote waits out; a longer one is waited this long.
     var maximumRetryAfter: Duration = .seconds(60)
     /// How many 429 answers in a row one request waits out before it fails with

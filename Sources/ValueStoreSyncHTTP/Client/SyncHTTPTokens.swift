@@ -20,18 +20,27 @@ final class SyncHTTPTokens: Sendable {
         self.source = source
     }
 
-    /// The token to send: the last one given, or the source's first.
-    func current() async throws -> String {
-        try await token(replacing: nil)
+    /// The source did not answer within the wait a request gives it. Its call is cancelled,
+    /// and the next request asks again.
+    struct Late: Error {}
+
+    /// The token to send: the last one given, or the source's first, waited for at most
+    /// `limit`.
+    ///
+    /// - Throws: ``Late`` after `limit`; the source's error; `CancellationError` when the caller
+    ///   is cancelled (the source's call goes on for the others that wait for it).
+    func current(within limit: Duration) async throws -> String {
+        try await token(replacing: nil, within: limit)
     }
 
     /// A token other than `rejected`, which the server refused: the one another request already
-    /// got in its place, or the source's answer to `token(rejected)`, asked once for everyone.
-    func renewed(after rejected: String) async throws -> String {
-        try await token(replacing: rejected)
+    /// got in its place, or the source's answer to `token(rejected)`, asked once for everyone,
+    /// waited for at most `limit`.
+    func renewed(after rejected: String, within limit: Duration) async throws -> String {
+        try await token(replacing: rejected, within: limit)
     }
 
-    private func token(replacing rejected: String?) async throws -> String {
+    private func token(replacing rejected: String?, within limit: Duration) async throws -> String {
         let next = state.withLock { state -> Next in
             if let token = state.token, token != rejected {
                 return .known(token)
@@ -49,7 +58,7 @@ final class SyncHTTPTokens: Sendable {
         case .asking(let asking): answer = asking
         }
         do {
-            let token = try await answer.value
+            let token = try await answer.value(within: limit) { Late() }
             state.withLock { state in
                 if state.asking?.answer == answer {
                     state.asking = nil
@@ -57,11 +66,15 @@ final class SyncHTTPTokens: Sendable {
                 }
             }
             return token
+        } catch is CancellationError where Task.isCancelled {
+            // This caller gave up; the others still wait for the call.
+            throw CancellationError()
         } catch {
-            // The next request asks again.
+            // The next request asks again; a call that is late is given up.
             state.withLock { state in
                 if state.asking?.answer == answer { state.asking = nil }
             }
+            if error is Late { answer.cancel() }
             throw error
         }
     }

@@ -76,4 +76,11 @@ extension AsyncThrowingStream where Element == Data, Failure == any Error {
         for try await chunk in self { data.append(chunk) }
         return data
     }
+
+    /// Ends the stream unread, so that its request's connection closes: a stream ends when the
+    /// task reading it is cancelled.
+    func discard() {
+        let reading = Task { for try await _ in self {} }
+        reading.cancel()
+    }
 }

@@ -1,3 +1,5 @@
+package import ValueStoreSync
+
 /// Requests per minute per account: a token bucket for each account that asked lately.
 ///
 /// Each account's bucket holds up to a minute's requests and refills at the limit's rate, so an
@@ -7,7 +9,9 @@
 ///
 /// ```swift
 /// var limiter = SyncHTTPRateLimiter(requestsPerMinute: 600)
-/// if case .limited(let seconds) = limiter.admit("user-42", at: .now) { print("retry after \(seconds) s") }
+/// if case .limited(let seconds) = limiter.admit(SyncAccount(id: "user-42"), at: .now) {
+///     print("retry after \(seconds) s")
+/// }
 /// ```
 package struct SyncHTTPRateLimiter: Sendable {
     /// Whether a request may go on.
@@ -25,7 +29,7 @@ package struct SyncHTTPRateLimiter: Sendable {
 
     /// The requests an account may make in a minute; 0 or less admits every request.
     package let requestsPerMinute: Int
-    private var buckets: [String: Bucket] = [:]
+    private var buckets: [SyncAccount: Bucket] = [:]
     private var lastPrune: ContinuousClock.Instant?
 
     /// A limiter that admits `requestsPerMinute` requests per account and minute.
@@ -37,7 +41,7 @@ package struct SyncHTTPRateLimiter: Sendable {
     package var trackedAccounts: Int { buckets.count }
 
     /// Takes one request of `account`, made at `now`, or says how long it must wait.
-    package mutating func admit(_ account: String, at now: ContinuousClock.Instant) -> Admission {
+    package mutating func admit(_ account: SyncAccount, at now: ContinuousClock.Instant) -> Admission {
         guard requestsPerMinute > 0 else { return .admitted }
         pruneIfDue(at: now)
         var bucket = buckets[account] ?? Bucket(tokens: capacity, updated: now)

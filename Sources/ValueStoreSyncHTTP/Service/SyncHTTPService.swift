@@ -77,7 +77,7 @@ public struct SyncHTTPService: Sendable {
             return SyncHTTPProblem(status: 404, code: .notFound, detail: "no route \(request.method) \(request.path)")
                 .response
         }
-        let admission = shared.limiter.withLock { $0.admit(account.id, at: .now) }
+        let admission = shared.limiter.withLock { $0.admit(account, at: .now) }
         if case .limited(let seconds) = admission {
             var response = SyncHTTPProblem(
                 status: 429, code: .unavailable,
@@ -145,7 +145,9 @@ public struct SyncHTTPService: Sendable {
 
     /// Throws ``ValueStoreError/Code/forbidden`` when a request names another account.
     static func check(_ named: String, is account: SyncAccount) throws {
-        guard named == account.id else {
+        // By the ids' bytes (``SyncAccount``'s equality), as the server's database compares
+        // them: a name only Unicode calls equal is another account.
+        guard SyncAccount(id: named) == account else {
             throw ValueStoreError(
                 .forbidden, store: "sync over HTTP", reason: "the request names another account than the signed-in one")
         }

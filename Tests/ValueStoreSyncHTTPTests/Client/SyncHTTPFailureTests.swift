@@ -137,6 +137,18 @@ import FoundationNetworking
                 throw URLError(.cannotConnectToHost)
             })
         let tokens = TokenSource()
+        // Names of other machines that start like a loopback address are not one.
+        for lookalike in ["http://127.example.com/sync", "http://127.0.0.1.example.com/sync", "http://127.0.0.256/"] {
+            let remote = SyncRemote.http(
+                try #require(URL(string: lookalike)), account: SyncAccount(id: "user-42"), options: options
+            ) {
+                try await tokens.token($0)
+            }
+            let error = await #expect(throws: ValueStoreError.self) { try await remote.push(Self.push) }
+            #expect(error?.code == .invalidConfiguration, "\(lookalike)")
+        }
+        #expect(SyncHTTPClient.isLoopback("127.0.0.1") && SyncHTTPClient.isLoopback("127.1.2.3"))
+        #expect(SyncHTTPClient.isLoopback("[::1]") && SyncHTTPClient.isLoopback("LOCALHOST"))
         let url = try #require(URL(string: "http://sync.example.com/sync"))
         let remote = SyncRemote.http(url, account: SyncAccount(id: "user-42"), options: options) {
             try await tokens.token($0)
@@ -157,6 +169,31 @@ import FoundationNetworking
         let unreachable = await #expect(throws: ValueStoreError.self) { try await allowed.push(Self.push) }
         #expect(unreachable?.code == .unavailable)
         #expect(sent.withLock { $0 } == 1)
+    }
+}
+
+/// What answers without a problem document (a proxy's) become.
+@Suite(.timeLimit(.minutes(1))) struct SyncHTTPProxyAnswerTests {
+    /// A 429 that never stops, with no problem document, ends as `unavailable` (try later), not
+    /// as an answer that cannot be read; a 413 to a pull, which is never split, is a
+    /// `ValueStoreError` too.
+    @Test func aProxysEndless429IsUnavailableAndA413ToAPullIsAValueStoreError() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let server = try LoopbackHTTPServer { request, _ in
+                SyncHTTPResponse(
+                    status: request.path == "v1/pull" ? 413 : 429, headers: ["retry-after": "0"], body: .bytes(Data()))
+            }
+            defer { server.stop() }
+            let remote = sandbox.remote(server.url)
+            let limited = await #expect(throws: ValueStoreError.self) {
+                try await remote.push(SyncHTTPFailureTests.push)
+            }
+            #expect(limited?.code == .unavailable)
+            let tooLarge = await #expect(throws: ValueStoreError.self) {
+                try await remote.pull(SyncHTTPFailureTests.pull)
+            }
+            #expect(tooLarge?.code == .invalidConfiguration)
+        }
     }
 }
 

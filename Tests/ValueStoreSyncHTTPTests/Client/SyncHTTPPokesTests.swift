@@ -156,12 +156,14 @@ import ValueStoreTestSupport
     }
 
     /// The sandbox's options, with their waits measured on `clock`, and no wait between
-    /// attempts after a failure: a wait no one moves the clock for would hold a retry for ever.
+    /// attempts after a failure or between polls: a wait no one moves the clock for would hold
+    /// a retry for ever.
     private static func options(on clock: ManualClock) -> SyncHTTPOptions {
         var options = HTTPSandbox.options()
         options.timings.clock = clock
         options.timings.reconnectDelay = .zero
         options.timings.maximumReconnectDelay = .zero
+        options.timings.longPollSpacing = .zero
         return options
     }
 
@@ -244,6 +246,67 @@ import ValueStoreTestSupport
             let none = sandbox.remote(server.url, options: options).pokes()
             let count = try await within(.seconds(20), "no pokes' end") { await none.reduce(0) { n, _ in n + 1 } }
             #expect(count == 0)
+        }
+    }
+
+    /// A server (or a proxy) that answers each long poll at once is polled once a second, not
+    /// again and again as fast as it answers.
+    @Test func longPollsAnsweredAtOnceAreASecondApart() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let polls = SeenRequests()
+            let server = try LoopbackHTTPServer { request, token in
+                polls.note(request, token: token)
+                return SyncHTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: .bytes(Data(#"{"poked":false}"#.utf8)))
+            }
+            defer { server.stop() }
+            let clock = ManualClock()
+            var options = Self.options(on: clock)
+            options.pokes = .longPolling
+            options.timings.longPollSpacing = .seconds(1)
+            let pokes = sandbox.remote(server.url, options: options).pokes()
+            try await expectPoke(pokes, "the first poll's answer")
+            try await within(.seconds(20), "the wait for the next poll") { await clock.untilSomeoneSleepsPastNow() }
+            #expect(polls.all.count == 1)
+            clock.advance(by: .seconds(1))
+            try await expectPoke(pokes, "the second poll's answer")
+            #expect(polls.all.count == 2)
+        }
+    }
+
+    /// Pokes that keep failing (a 404 to a stream and to a poll: a proxy, or a server without
+    /// them) still poke after each wait, so the replica pulls.
+    @Test func pokesThatKeepFailingStillPokeAfterEachWait() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let server = try LoopbackHTTPServer { _, _ in
+                SyncHTTPResponse(status: 404, headers: [:], body: .bytes(Data()))
+            }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.timings.reconnectDelay = .milliseconds(10)
+            let pokes = sandbox.remote(server.url, options: options).pokes()
+            try await expectPoke(pokes, "a poke after a failed poll")
+        }
+    }
+
+    /// A media type's name is not case-sensitive: a stream that says it is `Text/Event-Stream`
+    /// is read as one, and its `ready` pokes without a long poll.
+    @Test func aStreamsMediaTypeIsReadWhateverItsCase() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let polls = SeenRequests()
+            let (events, writer) = AsyncStream<Data>.makeStream()
+            defer { writer.finish() }
+            let server = try LoopbackHTTPServer { request, token in
+                polls.note(request, token: token)
+                return SyncHTTPResponse(
+                    status: 200, headers: ["content-type": "Text/Event-Stream; charset=UTF-8"], body: .stream(events))
+            }
+            defer { server.stop() }
+            let pokes = sandbox.remote(server.url).pokes()
+            writer.yield(Self.ready)
+            try await expectPoke(pokes, "the stream's ready")
+            #expect(polls.all.allSatisfy { $0.query["wait"] == nil }, "the remote long-polled")
         }
     }
 

@@ -42,4 +42,45 @@ import ValueStoreTestSupport
             #expect(sandbox.tokens.calls == [nil, "t1"])
         }
     }
+
+    /// A token source that never answers (a refresh with no timeout, a sign-in screen) fails a
+    /// request after the request timeout, unsent, and the next request asks the source again;
+    /// a caller cancelled while it waits returns at once.
+    @Test func aTokenSourceThatNeverAnswersFailsTheRequestInTimeAndACancelledCallerReturns() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let server = try LoopbackHTTPServer { request, _ in await sandbox.respond(to: request) }
+            defer { server.stop() }
+            let calls = Mutex(0)
+            var options = HTTPSandbox.options()
+            options.requestTimeout = .milliseconds(200)
+            let remote = SyncRemote.http(server.url, account: sandbox.account, options: options) { _ in
+                calls.withLock { $0 += 1 }
+                return await Self.never()
+            }
+            let request = SyncPullRequest(
+                account: sandbox.account.id, replica: ReplicaID("phone"), epoch: nil, cursor: ServerVersion(0),
+                seen: ServerVersion(0), limit: 10, isResync: true)
+            let late = try await within(.seconds(20), "the request's timeout") {
+                await #expect(throws: ValueStoreError.self) { try await remote.pull(request) }
+            }
+            #expect(late?.code == .unavailable)
+            _ = try await within(.seconds(20), "the second request's timeout") { try? await remote.pull(request) }
+            #expect(calls.withLock { $0 } == 2)
+
+            options.requestTimeout = .seconds(600)
+            let patient = SyncRemote.http(server.url, account: sandbox.account, options: options) { _ in
+                await Self.never()
+            }
+            let waiting = Task { try await patient.pull(request) }
+            try await Task.sleep(for: .milliseconds(50))
+            waiting.cancel()
+            let outcome = try await within(.seconds(20), "the cancelled caller's return") { await waiting.result }
+            #expect(throws: CancellationError.self) { try outcome.get() }
+        }
+    }
+
+    /// Never returns, and ignores cancellation: a call stuck for good.
+    static func never() async -> String {
+        await withUnsafeContinuation { (_: UnsafeContinuation<String, Never>) in }
+    }
 }

@@ -36,7 +36,7 @@ package final class SyncPokeHub: Sendable {
     private typealias Instant = ContinuousClock.Instant
 
     private struct Stream {
-        var account: String
+        var account: SyncAccount
         var continuation: AsyncStream<Data>.Continuation
         var kind: Kind
         var nextHeartbeat: Instant
@@ -55,7 +55,7 @@ package final class SyncPokeHub: Sendable {
 
     private struct State {
         var streams: [UInt64: Stream] = [:]
-        var listeners: [String: Listener] = [:]
+        var listeners: [SyncAccount: Listener] = [:]
         var nextID: UInt64 = 0
         var isEnded = false
         var ticker: Task<Void, Never>?
@@ -90,13 +90,13 @@ package final class SyncPokeHub: Sendable {
             let id = state.nextID
             state.nextID += 1
             let entry = Stream(
-                account: account.id, continuation: continuation, kind: kind, nextHeartbeat: now + heartbeat,
+                account: account, continuation: continuation, kind: kind, nextHeartbeat: now + heartbeat,
                 end: now + duration)
             state.streams[id] = entry
-            if state.listeners[account.id] != nil {
-                state.listeners[account.id]?.streams.insert(id)
+            if state.listeners[account] != nil {
+                state.listeners[account]?.streams.insert(id)
             } else {
-                state.listeners[account.id] = Listener(streams: [id], task: listen(to: account, id), generation: id)
+                state.listeners[account] = Listener(streams: [id], task: listen(to: account, id), generation: id)
             }
             guard let wakes = state.tickerWakes, wakes <= entry.deadline else {
                 let replaced = state.ticker
@@ -143,13 +143,13 @@ package final class SyncPokeHub: Sendable {
         let pokes = remote
         return Task.detached { [self] in
             for await _ in pokes(account).authoredPokes() {
-                poke(account.id, generation)
+                poke(account, generation)
             }
-            listenerEnded(account.id, generation)
+            listenerEnded(account, generation)
         }
     }
 
-    private func poke(_ account: String, _ generation: UInt64) {
+    private func poke(_ account: SyncAccount, _ generation: UInt64) {
         let next = ContinuousClock.now + heartbeat
         let continuations = state.withLock { state -> [AsyncStream<Data>.Continuation] in
             guard let listener = state.listeners[account], listener.generation == generation else { return [] }
@@ -165,7 +165,7 @@ package final class SyncPokeHub: Sendable {
 
     /// The account's pokes ended (its remote stopped them): its streams end too, and a client
     /// that opens another pulls first, so nothing is missed.
-    private func listenerEnded(_ account: String, _ generation: UInt64) {
+    private func listenerEnded(_ account: SyncAccount, _ generation: UInt64) {
         let continuations = state.withLock { state -> [AsyncStream<Data>.Continuation] in
             guard let listener = state.listeners[account], listener.generation == generation else { return [] }
             state.listeners[account] = nil
