@@ -18,6 +18,24 @@ package enum SyncKey {
         key.precomposedStringWithCanonicalMapping
     }
 
+    /// The most bytes of UTF-8 a synced key may take: well under what a PostgreSQL index entry
+    /// holds (about 2.7 KB, with the account).
+    package static let maximumBytes = 1_024
+
+    /// Why no server can keep `key`, or `nil` when every one can: a key over ``maximumBytes``,
+    /// or with U+0000, which no PostgreSQL text holds.
+    ///
+    /// ```swift
+    /// SyncKey.unstorable("a\u{0}b")   // "the key holds U+0000, which a database's text cannot"
+    /// ```
+    package static func unstorable(_ key: String) -> String? {
+        if key.utf8.count > maximumBytes {
+            return "the key is \(key.utf8.count) bytes, over the \(maximumBytes) a synced key may take"
+        }
+        if key.utf8.contains(0) { return "the key holds U+0000, which a database's text cannot" }
+        return nil
+    }
+
     /// `request` with every change's key in its canonical composition.
     package static func normalizingKeys(of request: SyncPushRequest) -> SyncPushRequest {
         var request = request

@@ -86,6 +86,14 @@ struct SyncHTTPPush {
         if answer.refusal != nil {
             return answer
         }
+        // Each part's outcomes are counted against its own changes: two parts whose counts were
+        // off by as much either way would otherwise pair outcomes with the wrong changes.
+        guard answer.outcomes.count == changes.count, (answer.settled?.count ?? changes.count) == changes.count else {
+            throw ValueStoreError(
+                .outcomeUnknown, store: client.label,
+                reason: "the server answered \(answer.outcomes.count) outcomes for a push of \(changes.count) changes; "
+                    + "it is safe to push again")
+        }
         merged.answer = answer
         merged.answers += 1
         merged.outcomes += answer.outcomes

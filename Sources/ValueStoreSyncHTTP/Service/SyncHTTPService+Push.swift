@@ -4,20 +4,21 @@ import ValueStoreSync
 
 extension SyncHTTPService {
     /// Answers a push of `account`: a change whose value is over
-    /// ``SyncHTTPLimits/maximumValueBytes`` is rejected here, with its key and stamp, and the
-    /// others go to the account's remote; the answer has an outcome for every change, in the
-    /// request's order.
+    /// ``SyncHTTPLimits/maximumValueBytes``, or whose key no server can keep (over 1,024 bytes,
+    /// or with U+0000), is rejected here, with its key and stamp, and the others go to the
+    /// account's remote; the answer has an outcome for every change, in the request's order. So
+    /// one such change never fails the push of the others, again at every retry.
     ///
     /// A refusal of the whole request (``SyncPushResponse/refusal``) is answered as the remote
     /// gave it, with no outcomes: the replica settles the refusal first and pushes again, and the
     /// oversized changes are rejected then.
     func push(_ request: SyncPushRequest, of account: SyncAccount) async throws -> SyncPushResponse {
-        let oversized = request.changes.map { ($0.value?.count ?? 0) > limits.maximumValueBytes }
-        guard oversized.contains(true) else {
+        let refusals = request.changes.map(refusal(of:))
+        guard refusals.contains(where: { $0 != nil }) else {
             return try await remote(account).push(request)
         }
         var forwarded = request
-        forwarded.changes = zip(request.changes, oversized).filter { !$0.1 }.map(\.0)
+        forwarded.changes = zip(request.changes, refusals).filter { $0.1 == nil }.map(\.0)
         let answer = try await remote(account).push(forwarded)
         guard answer.refusal == nil else { return answer }
         guard answer.outcomes.count == forwarded.changes.count,
@@ -31,11 +32,9 @@ extension SyncHTTPService {
         merged.outcomes = []
         merged.settled = []
         var next = 0
-        for (change, isOversized) in zip(request.changes, oversized) {
-            if isOversized {
-                let size = change.value?.count ?? 0
-                merged.outcomes.append(
-                    .rejected("the value is \(size) bytes, over the server's limit of \(limits.maximumValueBytes)"))
+        for (change, refusal) in zip(request.changes, refusals) {
+            if let refusal {
+                merged.outcomes.append(.rejected(refusal))
                 merged.settled?.append(SyncChangeName(naming: change))
             } else {
                 merged.outcomes.append(answer.outcomes[next])
@@ -44,5 +43,14 @@ extension SyncHTTPService {
             }
         }
         return merged
+    }
+
+    /// Why the service rejects `change` without sending it on, or `nil`.
+    private func refusal(of change: SyncRecord) -> String? {
+        let size = change.value?.count ?? 0
+        if size > limits.maximumValueBytes {
+            return "the value is \(size) bytes, over the server's limit of \(limits.maximumValueBytes)"
+        }
+        return SyncKey.unstorable(change.key)
     }
 }

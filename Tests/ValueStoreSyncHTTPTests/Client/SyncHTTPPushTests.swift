@@ -125,4 +125,45 @@ import ValueStoreTestSupport
             #expect(pushes.all.count == 2)  // nothing sent after the refused part
         }
     }
+
+    /// An answer without change names (an older server) is counted against its own part: one
+    /// part answered with an outcome too many and the next with one too few is `outcomeUnknown`,
+    /// never two outcomes paired with the wrong changes.
+    @Test func eachPartsOutcomesAreCountedAgainstItsOwnChanges() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let pushes = SeenRequests()
+            let server = try LoopbackHTTPServer { request, token in
+                guard request.path == "v1/push" else { return await sandbox.respond(to: request) }
+                let body = (try? await request.body(1 << 20)) ?? Data()
+                pushes.note(request, token: token, body: body)
+                let real = await sandbox.respond(to: replaying(request, body: body))
+                guard var answer = try? JSONDecoder().decode(SyncPushResponse.self, from: Requests.bytes(of: real))
+                else { return real }
+                answer.settled = nil
+                answer.outcomes = pushes.all.count == 1 ? answer.outcomes + answer.outcomes : []
+                return SyncHTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: .bytes((try? JSONEncoder().encode(answer)) ?? Data()))
+            }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.maximumRequestBytes = 1_200
+            let phone = ReplicaID("phone")
+            let changes = (0..<2).map { index in
+                SyncRecord(
+                    key: "note-\(index)", value: Data(String(repeating: "x", count: 600).utf8),
+                    stamp: HybridTimestamp(milliseconds: 1_000, counter: UInt32(index), replica: phone), base: nil,
+                    policy: .lastWriterWins)
+            }
+            let epoch = try await Requests.epoch(of: sandbox.account, on: sandbox.server)
+            let request = SyncPushRequest(
+                account: sandbox.account.id, replica: phone, epoch: epoch, seen: ServerVersion(0),
+                cursor: ServerVersion(0), changes: changes)
+            let error = await #expect(throws: ValueStoreError.self) {
+                try await sandbox.remote(server.url, options: options).push(request)
+            }
+            #expect(error?.code == .outcomeUnknown)
+            #expect(pushes.all.count == 1)
+        }
+    }
 }

@@ -50,6 +50,27 @@ import ValueStoreSyncHTTP
         #expect(recording.pushes.isEmpty)
     }
 
+    /// A key no server can keep (U+0000, which PostgreSQL's text cannot hold, or over 1,024
+    /// bytes, more than its index takes) is rejected alone: the rest of the push goes through,
+    /// where the whole statement would fail at the database, and again at every retry.
+    @Test func keysNoServerCanKeepAreRejectedAndTheRestGoToTheServer() async throws {
+        let (service, recording) = service { _ in }
+        let long = String(repeating: "k", count: 1_025)
+        let changes = [
+            Requests.change("a\u{0}b", Data("x".utf8)), Requests.change("ok", Data("x".utf8)),
+            Requests.change(long, Data("x".utf8)), Requests.change(String(long.dropLast()), Data("x".utf8)),
+        ]
+        let epoch = try await Requests.epoch(of: account, on: recording.server)
+        let response = await service.respond(
+            to: try Requests.http("v1/push", Requests.push(changes, epoch: epoch)), account: account)
+        #expect(response.status == 200)
+        let answer = try JSONDecoder().decode(SyncPushResponse.self, from: try Requests.bytes(of: response))
+        try #require(answer.outcomes.count == 4)
+        #expect(answer.outcomes[0] == .rejected("the key holds U+0000, which a database's text cannot"))
+        #expect(answer.outcomes[2] == .rejected("the key is 1025 bytes, over the 1024 a synced key may take"))
+        #expect(recording.pushes.map { $0.changes.map(\.key) } == [["ok", String(long.dropLast())]])
+    }
+
     @Test func valuesOverTheLimitAreRejectedAndTheRestGoToTheServerInOrder() async throws {
         let (service, recording) = service { $0.maximumValueBytes = 8 }
         let changes = [
