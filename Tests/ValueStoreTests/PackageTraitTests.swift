@@ -97,16 +97,19 @@ import ValueStoreTestSupport
     }
 
     /// The environment SwiftPM resolves the fixture in: the fixture's two variables, and of the
-    /// test's own only what finding the tools and SwiftPM's caches needs (and any `SWIFT…`
-    /// setting of the toolchain's). SwiftPM keys each manifest it has compiled by the environment
+    /// test's own only what finding the toolchain, SwiftPM's caches and settings, and a proxy
+    /// need (and any `SWIFT…` setting of the toolchain's), none of which changes between runs. SwiftPM keys each manifest it has compiled by the environment
     /// too (here, one variable changed compiled 7 of 12 manifests again), so a variable that
     /// differs between two runs would compile them again, each a few tenths of a second alone and
     /// several seconds among the suite's other work.
     static func fixtureEnvironment(traits: String?) -> [String: String] {
         let inherited = ProcessInfo.processInfo.environment
-        var environment = inherited.filter {
-            ["PATH", "HOME", "TMPDIR", "XDG_CACHE_HOME"].contains($0.key) || $0.key.hasPrefix("SWIFT")
-        }
+        let kept: Set = [
+            "PATH", "HOME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "LD_LIBRARY_PATH", "DEVELOPER_DIR",
+            "TOOLCHAINS", "SDKROOT", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+            "SSL_CERT_FILE", "SSL_CERT_DIR",
+        ]
+        var environment = inherited.filter { kept.contains($0.key) || $0.key.hasPrefix("SWIFT") }
         environment["VALUESTORE_FIXTURE_TRAITS"] = traits
         environment["VALUESTORE_FIXTURE_LIBRARY"] = DocumentationTests.root.path(percentEncoded: false)
         return environment

@@ -22,13 +22,16 @@ package enum SyncKey {
     /// holds (about 2.7 KB, with the account).
     package static let maximumBytes = 1_024
 
-    /// Why no server can keep `key`, or `nil` when every one can: a key over ``maximumBytes``,
-    /// or with U+0000, which no PostgreSQL text holds.
+    /// Why no server can keep `key`, or `nil` when every one can: a key whose canonical
+    /// composition, which servers keep, is over ``maximumBytes``, or with U+0000, which no
+    /// PostgreSQL text holds.
     ///
     /// ```swift
     /// SyncKey.unstorable("a\u{0}b")   // "the key holds U+0000, which a database's text cannot"
     /// ```
     package static func unstorable(_ key: String) -> String? {
+        // As a server keeps it: its composition can be longer (U+1D160 takes 4 bytes, 12 composed).
+        let key = key.utf8.allSatisfy { $0 < 0x80 } ? key : normalized(key)
         if key.utf8.count > maximumBytes {
             return "the key is \(key.utf8.count) bytes, over the \(maximumBytes) a synced key may take"
         }

@@ -63,6 +63,9 @@ final class SyncHTTPTokens: Sendable {
                 if state.asking?.answer == answer {
                     state.asking = nil
                     state.token = token
+                } else if state.asking == nil && state.token == nil {
+                    // Another request gave the call up as late, then it answered.
+                    state.token = token
                 }
             }
             return token
@@ -74,7 +77,12 @@ final class SyncHTTPTokens: Sendable {
             state.withLock { state in
                 if state.asking?.answer == answer { state.asking = nil }
             }
-            if error is Late { answer.cancel() }
+            if error is Late {
+                answer.cancel()
+            } else if answer.isCancelled {
+                // Another request that waited for the same call gave it up as late.
+                throw Late()
+            }
             throw error
         }
     }

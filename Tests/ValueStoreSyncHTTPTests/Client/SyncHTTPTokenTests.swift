@@ -79,6 +79,33 @@ import ValueStoreTestSupport
         }
     }
 
+    /// Two requests that wait for one late call both fail as `unavailable`: the first gives the
+    /// call up and cancels it, and the second sees the call's cancellation as lateness too,
+    /// never as a cancellation of its own.
+    @Test func requestsThatShareALateTokenCallAllFailAsUnavailable() async throws {
+        try await HTTPSandbox.with { sandbox in
+            let server = try LoopbackHTTPServer { request, _ in await sandbox.respond(to: request) }
+            defer { server.stop() }
+            var options = HTTPSandbox.options()
+            options.requestTimeout = .milliseconds(300)
+            let remote = SyncRemote.http(server.url, account: sandbox.account, options: options) { _ in
+                try await Task.sleep(for: .seconds(60))  // a refresh that ends when cancelled
+                return "late"
+            }
+            let request = SyncPullRequest(
+                account: sandbox.account.id, replica: ReplicaID("phone"), epoch: nil, cursor: ServerVersion(0),
+                seen: ServerVersion(0), limit: 10, isResync: true)
+            let first = Task { try await remote.pull(request) }
+            try await Task.sleep(for: .milliseconds(100))
+            let second = Task { try await remote.pull(request) }
+            for (name, task) in [("first", first), ("second", second)] {
+                let outcome = try await within(.seconds(20), "the \(name) request's end") { await task.result }
+                let error = #expect(throws: ValueStoreError.self, "\(name)") { try outcome.get() }
+                #expect(error?.code == .unavailable, "\(name)")
+            }
+        }
+    }
+
     /// Never returns, and ignores cancellation: a call stuck for good.
     static func never() async -> String {
         await withUnsafeContinuation { (_: UnsafeContinuation<String, Never>) in }

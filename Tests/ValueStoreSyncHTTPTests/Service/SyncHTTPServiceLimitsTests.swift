@@ -59,13 +59,16 @@ import ValueStoreSyncHTTP
         let changes = [
             Requests.change("a\u{0}b", Data("x".utf8)), Requests.change("ok", Data("x".utf8)),
             Requests.change(long, Data("x".utf8)), Requests.change(String(long.dropLast()), Data("x".utf8)),
+            // 1,024 bytes as sent, 3,072 in the canonical composition the servers keep.
+            Requests.change(String(repeating: "\u{1D160}", count: 256), Data("x".utf8)),
         ]
         let epoch = try await Requests.epoch(of: account, on: recording.server)
         let response = await service.respond(
             to: try Requests.http("v1/push", Requests.push(changes, epoch: epoch)), account: account)
         #expect(response.status == 200)
         let answer = try JSONDecoder().decode(SyncPushResponse.self, from: try Requests.bytes(of: response))
-        try #require(answer.outcomes.count == 4)
+        try #require(answer.outcomes.count == 5)
+        #expect(answer.outcomes[4] == .rejected("the key is 3072 bytes, over the 1024 a synced key may take"))
         #expect(answer.outcomes[0] == .rejected("the key holds U+0000, which a database's text cannot"))
         #expect(answer.outcomes[2] == .rejected("the key is 1025 bytes, over the 1024 a synced key may take"))
         #expect(recording.pushes.map { $0.changes.map(\.key) } == [["ok", String(long.dropLast())]])
