@@ -155,6 +155,16 @@ import ValueStoreTestSupport
         }
     }
 
+    /// A server that answers every request at once, `{"poked":false}`, noting it in `polls`.
+    private static func answeringEveryPollAtOnce(noting polls: SeenRequests) throws -> LoopbackHTTPServer {
+        try LoopbackHTTPServer { request, token in
+            polls.note(request, token: token)
+            return SyncHTTPResponse(
+                status: 200, headers: ["content-type": "application/json"], body: .bytes(Data(#"{"poked":false}"#.utf8))
+            )
+        }
+    }
+
     /// The sandbox's options, with their waits measured on `clock`, and no wait between
     /// attempts after a failure or between polls: a wait no one moves the clock for would hold
     /// a retry for ever.
@@ -229,12 +239,7 @@ import ValueStoreTestSupport
     @Test func longPollingAsksToWait25SecondsAndNoPokesEndAtOnce() async throws {
         try await HTTPSandbox.with { sandbox in
             let polls = SeenRequests()
-            let server = try LoopbackHTTPServer { request, token in
-                polls.note(request, token: token)
-                return SyncHTTPResponse(
-                    status: 200, headers: ["content-type": "application/json"],
-                    body: .bytes(Data(#"{"poked":false}"#.utf8)))
-            }
+            let server = try Self.answeringEveryPollAtOnce(noting: polls)
             defer { server.stop() }
             var options = HTTPSandbox.options()
             options.pokes = .longPolling
@@ -254,12 +259,7 @@ import ValueStoreTestSupport
     @Test func longPollsAnsweredAtOnceAreASecondApart() async throws {
         try await HTTPSandbox.with { sandbox in
             let polls = SeenRequests()
-            let server = try LoopbackHTTPServer { request, token in
-                polls.note(request, token: token)
-                return SyncHTTPResponse(
-                    status: 200, headers: ["content-type": "application/json"],
-                    body: .bytes(Data(#"{"poked":false}"#.utf8)))
-            }
+            let server = try Self.answeringEveryPollAtOnce(noting: polls)
             defer { server.stop() }
             let clock = ManualClock()
             var options = Self.options(on: clock)

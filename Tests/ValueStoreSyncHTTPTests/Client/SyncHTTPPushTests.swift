@@ -26,6 +26,23 @@ import ValueStoreTestSupport
         }
     }
 
+    /// A 200 answer whose body is `body` as JSON.
+    static func answer(_ body: some Encodable) -> SyncHTTPResponse {
+        SyncHTTPResponse(
+            status: 200, headers: ["content-type": "application/json"],
+            body: .bytes((try? JSONEncoder().encode(body)) ?? Data()))
+    }
+
+    /// `count` changes of 600 bytes each, stamped by `replica` one after another.
+    static func notes(_ count: Int, of replica: ReplicaID) -> [SyncRecord] {
+        (0..<count).map { index in
+            SyncRecord(
+                key: "note-\(index)", value: Data(String(repeating: "x", count: 600).utf8),
+                stamp: HybridTimestamp(milliseconds: 1_000, counter: UInt32(index), replica: replica), base: nil,
+                policy: .lastWriterWins)
+        }
+    }
+
     static func keys(of push: SeenRequests.Seen) throws -> [String] {
         try JSONDecoder().decode(SyncPushRequest.self, from: push.body).changes.map(\.key)
     }
@@ -99,20 +116,13 @@ import ValueStoreTestSupport
                 let body = (try? await request.body(1 << 20)) ?? Data()
                 pushes.note(request, token: token, body: body)
                 guard pushes.all.count > 1 else { return await sandbox.respond(to: replaying(request, body: body)) }
-                return SyncHTTPResponse(
-                    status: 200, headers: ["content-type": "application/json"],
-                    body: .bytes((try? JSONEncoder().encode(refusal)) ?? Data()))
+                return Self.answer(refusal)
             }
             defer { server.stop() }
             var options = HTTPSandbox.options()
             options.maximumRequestBytes = 4_000
             let phone = ReplicaID("phone")
-            let changes = (0..<12).map { index in
-                SyncRecord(
-                    key: "note-\(index)", value: Data(String(repeating: "x", count: 600).utf8),
-                    stamp: HybridTimestamp(milliseconds: 1_000, counter: UInt32(index), replica: phone), base: nil,
-                    policy: .lastWriterWins)
-            }
+            let changes = Self.notes(12, of: phone)
             let first = try await sandbox.server.remote(for: sandbox.account).pull(
                 SyncPullRequest(
                     account: sandbox.account.id, replica: phone, epoch: nil, cursor: ServerVersion(0),
@@ -141,20 +151,13 @@ import ValueStoreTestSupport
                 else { return real }
                 answer.settled = nil
                 answer.outcomes = pushes.all.count == 1 ? answer.outcomes + answer.outcomes : []
-                return SyncHTTPResponse(
-                    status: 200, headers: ["content-type": "application/json"],
-                    body: .bytes((try? JSONEncoder().encode(answer)) ?? Data()))
+                return Self.answer(answer)
             }
             defer { server.stop() }
             var options = HTTPSandbox.options()
             options.maximumRequestBytes = 1_200
             let phone = ReplicaID("phone")
-            let changes = (0..<2).map { index in
-                SyncRecord(
-                    key: "note-\(index)", value: Data(String(repeating: "x", count: 600).utf8),
-                    stamp: HybridTimestamp(milliseconds: 1_000, counter: UInt32(index), replica: phone), base: nil,
-                    policy: .lastWriterWins)
-            }
+            let changes = Self.notes(2, of: phone)
             let epoch = try await Requests.epoch(of: sandbox.account, on: sandbox.server)
             let request = SyncPushRequest(
                 account: sandbox.account.id, replica: phone, epoch: epoch, seen: ServerVersion(0),
