@@ -111,3 +111,16 @@ public struct SyncPushResponse: Hashable, Sendable, Codable {
         self.settled = settled
     }
 }
+
+extension SyncPushResponse {
+    /// Whether the answer has one outcome for each of `count` changes, and one name each when it
+    /// names them: what a part of a push, or a push forwarded in part, must answer before its
+    /// outcomes are put back in their places.
+    ///
+    /// ```swift
+    /// guard answer.answersEach(of: part.changes.count) else { throw mismatch }
+    /// ```
+    package func answersEach(of count: Int) -> Bool {
+        outcomes.count == count && (settled?.count ?? count) == count
+    }
+}

@@ -88,7 +88,7 @@ struct SyncHTTPPush {
         }
         // Each part's outcomes are counted against its own changes: two parts whose counts were
         // off by as much either way would otherwise pair outcomes with the wrong changes.
-        guard answer.outcomes.count == changes.count, (answer.settled?.count ?? changes.count) == changes.count else {
+        guard answer.answersEach(of: changes.count) else {
             throw ValueStoreError(
                 .outcomeUnknown, store: client.label,
                 reason: "the server answered \(answer.outcomes.count) outcomes for a push of \(changes.count) changes; "

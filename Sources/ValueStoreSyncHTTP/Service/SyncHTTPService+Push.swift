@@ -21,9 +21,7 @@ extension SyncHTTPService {
         forwarded.changes = zip(request.changes, refusals).filter { $0.1 == nil }.map(\.0)
         let answer = try await remote(account).push(forwarded)
         guard answer.refusal == nil else { return answer }
-        guard answer.outcomes.count == forwarded.changes.count,
-            (answer.settled?.count ?? forwarded.changes.count) == forwarded.changes.count
-        else {
+        guard answer.answersEach(of: forwarded.changes.count) else {
             throw ValueStoreError(
                 .outcomeUnknown, store: "sync over HTTP",
                 reason: "the server answered \(answer.outcomes.count) outcomes for \(forwarded.changes.count) changes")
