@@ -37,13 +37,16 @@ final class PostgresPushMemory: Sendable {
         var readAt: ContinuousClock.Instant
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    /// By account, told apart by their ids' bytes (``/ValueStoreSync/SyncAccount``'s equality),
+    /// as the database tells their rows apart: ids only Unicode calls equal are two accounts,
+    /// and one's state must never answer, or raise the progress of, the other's push.
+    private let entries = Mutex<[SyncAccount: Entry]>([:])
 
     /// The state a push of `request` can answer against without reading, if this memory covers
     /// all of it.
     func recall(_ request: SyncPushRequest) -> Recalled? {
         entries.withLock { entries in
-            guard let entry = entries[request.account] else { return nil }
+            guard let entry = entries[SyncAccount(id: request.account)] else { return nil }
             let age = ContinuousClock.now - entry.readAt
             guard age < Self.lifetime, entry.replicas.contains(request.replica),
                 request.changes.allSatisfy({ entry.keys.contains($0.key) }),
@@ -67,8 +70,9 @@ final class PostgresPushMemory: Sendable {
     ) {
         var state = state
         state.archive = []
+        let account = SyncAccount(id: request.account)
         entries.withLock { entries in
-            let previous = entries[request.account]
+            let previous = entries[account]
             guard let (serverTime, readAt) = read ?? previous.map({ ($0.serverTime, $0.readAt) }) else { return }
             if let previous {
                 for (replica, known) in previous.state.progress {
@@ -80,7 +84,7 @@ final class PostgresPushMemory: Sendable {
                 // Accounts this process stopped pushing: their reads are no longer trusted.
                 entries = entries.filter { ContinuousClock.now - $0.value.readAt < Self.lifetime }
             }
-            entries[request.account] = Entry(
+            entries[account] = Entry(
                 state: state, version: version,
                 keys: Set(request.changes.map(\.key)).union(keep?.keys ?? []),
                 entries: Set(request.changes.map { SyncReplicaKey(replica: $0.stamp.replica, key: $0.key) })
@@ -92,11 +96,12 @@ final class PostgresPushMemory: Sendable {
 
     /// Forgets the account: its next push reads.
     func forget(_ account: String) {
-        _ = entries.withLock { $0.removeValue(forKey: account) }
+        _ = entries.withLock { $0.removeValue(forKey: SyncAccount(id: account)) }
     }
 
     /// Notes the progress a pull recorded for `replica`, which leaves the row's version alone.
     func note(_ progress: SyncReplicaProgress, of replica: ReplicaID, in account: String) {
+        let account = SyncAccount(id: account)
         entries.withLock { entries in
             guard entries[account]?.replicas.contains(replica) == true else { return }
             entries[account]?.state.progress[replica, default: progress].raise(to: progress)

@@ -2,8 +2,9 @@
 import Foundation
 import Testing
 import ValueStore
-import ValueStorePostgres
 import ValueStoreSync
+
+@testable import ValueStorePostgres
 
 extension PostgresTests {
     /// A sync table answers a push against what its own last push left (`PostgresPushMemory`),
@@ -74,6 +75,36 @@ extension PostgresTests {
                 let next = try await push(phone, seen: head)
                 #expect(next.refusal == nil, "answered from memory, the push would say the server was restored")
             }
+        }
+
+        /// Two accounts whose ids only Unicode calls equal (`é`, and `e` with a combining accent)
+        /// are two rows of the accounts table: what one's push left never answers the other's,
+        /// nor raises the progress the other's replicas are remembered to have.
+        @Test func accountsOnlyUnicodeCallsEqualAreRememberedApart() throws {
+            let memory = PostgresPushMemory()
+            let phone = ReplicaID("phone")
+            func request(_ account: String) -> SyncPushRequest {
+                SyncPushRequest(
+                    account: account, replica: phone, epoch: nil, seen: .zero, cursor: .zero,
+                    changes: [
+                        SyncRecord(
+                            key: "theme", value: Data("dark".utf8),
+                            stamp: HybridTimestamp(milliseconds: 1, counter: 0, replica: phone), base: nil,
+                            policy: .lastWriterWins)
+                    ])
+            }
+            let (composed, decomposed) = (request("caf\u{E9}"), request("cafe\u{301}"))
+            var state = SyncAccountState(row: SyncAccountRow(epoch: UUID(), head: ServerVersion(9)))
+            state.progress[phone] = SyncReplicaProgress(cursor: ServerVersion(9), seen: ServerVersion(9))
+            memory.remember(state, at: "100", after: composed, read: (serverTime: 1, at: .now))
+            #expect(memory.recall(composed)?.version == "100")
+            #expect(memory.recall(decomposed) == nil, "the other account's push would be answered from this one's")
+
+            let other = SyncAccountState(row: SyncAccountRow(epoch: UUID(), head: ServerVersion(1)))
+            memory.remember(other, at: "200", after: decomposed, read: (serverTime: 1, at: .now))
+            let recalled = try #require(memory.recall(decomposed))
+            #expect(recalled.state.progress[phone] == nil, "the other account's progress was raised into this one")
+            #expect(memory.recall(composed)?.version == "100")
         }
     }
 }
