@@ -14,7 +14,15 @@ extension PostgresSyncTable {
     /// account's records, idempotency entries or epoch also rewrites its row, so nothing the
     /// answer depends on changed in between); when another write came in between, it answers
     /// again, and after ``optimisticPushes`` tries it reads under the row's lock, in a transaction.
+    /// A change whose key the tables cannot keep (over 1,024 bytes, or with U+0000) is answered
+    /// rejected without being sent, so it never fails the push of the others.
     func push(_ request: SyncPushRequest) async throws -> SyncPushResponse {
+        let unstorable = { (change: SyncRecord) in SyncKey.unstorable(change.key) }
+        return try await request.pushed(refusing: unstorable, store: label) { try await push(storable: $0) }
+    }
+
+    /// Answers a push whose keys the tables can all keep.
+    private func push(storable request: SyncPushRequest) async throws -> SyncPushResponse {
         let (request, table) = (SyncKey.normalizingKeys(of: request), self)  // SyncKey: one row per key
         let ahead = Self.milliseconds(maximumClockAhead)
         let channel = try await resolvedRecords().channel

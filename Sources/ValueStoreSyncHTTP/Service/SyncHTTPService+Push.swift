@@ -13,34 +13,9 @@ extension SyncHTTPService {
     /// gave it, with no outcomes: the replica settles the refusal first and pushes again, and the
     /// oversized changes are rejected then.
     func push(_ request: SyncPushRequest, of account: SyncAccount) async throws -> SyncPushResponse {
-        let refusals = request.changes.map(refusal(of:))
-        guard refusals.contains(where: { $0 != nil }) else {
-            return try await remote(account).push(request)
+        try await request.pushed(refusing: refusal(of:), store: "sync over HTTP") { forwarded in
+            try await remote(account).push(forwarded)
         }
-        var forwarded = request
-        forwarded.changes = zip(request.changes, refusals).filter { $0.1 == nil }.map(\.0)
-        let answer = try await remote(account).push(forwarded)
-        guard answer.refusal == nil else { return answer }
-        guard answer.answersEach(of: forwarded.changes.count) else {
-            throw ValueStoreError(
-                .outcomeUnknown, store: "sync over HTTP",
-                reason: "the server answered \(answer.outcomes.count) outcomes for \(forwarded.changes.count) changes")
-        }
-        var merged = answer
-        merged.outcomes = []
-        merged.settled = []
-        var next = 0
-        for (change, refusal) in zip(request.changes, refusals) {
-            if let refusal {
-                merged.outcomes.append(.rejected(refusal))
-                merged.settled?.append(SyncChangeName(naming: change))
-            } else {
-                merged.outcomes.append(answer.outcomes[next])
-                merged.settled?.append(answer.settled?[next] ?? SyncChangeName(naming: change))
-                next += 1
-            }
-        }
-        return merged
     }
 
     /// Why the service rejects `change` without sending it on, or `nil`.

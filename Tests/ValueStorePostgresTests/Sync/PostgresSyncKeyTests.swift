@@ -35,5 +35,40 @@ extension PostgresTests.SyncTable {
             #expect(archived.map(\.value) == [Data(#""the phone's""#.utf8)])
         }
     }
+
+    /// A key the tables cannot keep (U+0000, which text cannot hold, or over 1,024 bytes) is
+    /// rejected alone by the table itself, with no service in front: the push of the others
+    /// applies, where the database's error used to fail all of them, again at every retry.
+    @Test func aKeyTheTablesCannotKeepIsRejectedAloneByTheTable() async throws {
+        try await Self.withTable { table, account, _, _ in
+            let remote = table.remote(for: account)
+            let epoch = try await remote.pull(
+                SyncPullRequest(
+                    account: account.id, replica: ReplicaID("phone"), epoch: nil, cursor: .zero, seen: .zero,
+                    limit: 1, isResync: false)
+            ).epoch
+            let now = Int64(Date().timeIntervalSince1970 * 1_000)
+            let keys = ["before", "nul\u{0}key", String(repeating: "k", count: SyncKey.maximumBytes + 1), "after"]
+            let changes = keys.enumerated().map { index, key in
+                SyncRecord(
+                    key: key, value: Data("\(index)".utf8),
+                    stamp: HybridTimestamp(milliseconds: now, counter: UInt32(index), replica: ReplicaID("phone")),
+                    base: nil,
+                    policy: .lastWriterWins)
+            }
+            let answer = try await remote.push(
+                SyncPushRequest(
+                    account: account.id, replica: ReplicaID("phone"), epoch: epoch, seen: .zero, cursor: .zero,
+                    changes: changes))
+            let accepted = answer.outcomes.map { if case .accepted = $0 { true } else { false } }
+            #expect(accepted == [true, false, false, true])
+            #expect(answer.settled?.map(\.key) == keys)
+            let page = try await remote.pull(
+                SyncPullRequest(
+                    account: account.id, replica: ReplicaID("key-checker"), epoch: nil, cursor: .zero, seen: .zero,
+                    limit: 100, isResync: true))
+            #expect(page.records.map(\.key).sorted() == ["after", "before"])
+        }
+    }
 }
 #endif
