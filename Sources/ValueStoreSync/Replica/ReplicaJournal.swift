@@ -6,7 +6,8 @@ import ValueStore
 /// one entry appended to it and flushed (`fdatasync`; `F_FULLFSYNC` on Apple platforms), which
 /// costs a fraction of rewriting the settings file (a new file, its flush, a rename and the
 /// folder's flush). Once the journal passes ``foldingSize``, its entries are folded into the
-/// settings file in one durable commit and it starts again, empty.
+/// settings file in one durable commit and it starts again, empty but for a header of a new
+/// generation.
 ///
 /// Opening reads the settings file, then applies the journal's entries in order; each entry sets
 /// whole values, so an entry applied again (a fold that completed before the journal was
@@ -56,6 +57,9 @@ final class ReplicaJournal: Sendable {
         var broken: String?
         /// Whether the folder may only be read: the journal is read, never appended to.
         var isReadOnly = false
+        /// Whether the next ``catchUp()`` reads the journal whole and reports a fold: the
+        /// replica could not take in the news the last one reported (``readAgain()``).
+        var readsAgain = false
     }
 
     init(path: String, foldingSize: Int, permissions: UInt16, fileSystem: FileSystem = .live) {
@@ -141,27 +145,37 @@ final class ReplicaJournal: Sendable {
             } catch {
                 throw failure("could not be examined (errno \(Self.code(of: error)))")
             }
-            if size == state.length && (state.length == 0 || header(state.descriptor) == state.generation) {
+            let unchanged = size == state.length && (state.length == 0 || header(state.descriptor) == state.generation)
+            if unchanged && !state.readsAgain {
                 return .none
             }
             let contents = try readAll(state.descriptor)
-            let news: News
-            let read: Read
-            if state.length > 0 && contents.count >= state.length && header(of: contents) == state.generation {
-                read = try Self.entries(in: contents, path: path, from: state.length)
+            // What was read is recorded only once nothing can fail: news that throws is read
+            // again by the next call.
+            if !state.readsAgain && state.length > 0 && contents.count >= state.length
+                && header(of: contents) == state.generation
+            {
+                let read = try Self.entries(in: contents, path: path, from: state.length)
+                try cutIncompleteEntry(of: contents, at: read.length, in: &state)
                 state.unfolded.merge(read.changes)
-                news = .appended(read.changes)
-            } else {
-                read = try Self.entries(in: contents, path: path)
-                state.unfolded = read.changes
-                state.flushed = 0  // whatever the others appended since their fold may not be
-                news = .folded(read.changes)
+                (state.length, state.generation) = (read.length, read.generation)
+                return .appended(read.changes)
             }
-            state.length = read.length
-            state.generation = read.generation
+            let read = try Self.entries(in: contents, path: path)
             try cutIncompleteEntry(of: contents, at: read.length, in: &state)
-            return news
+            state.unfolded = read.changes
+            state.flushed = 0  // whatever the others appended since their fold may not be
+            (state.length, state.generation) = (read.length, read.generation)
+            state.readsAgain = false
+            return .folded(read.changes)
         }
+    }
+
+    /// Makes the next ``catchUp()`` read the whole journal and report a fold: the replica could
+    /// not take in the fold the last one reported (the settings file did not read), and must
+    /// read the settings file again, though the journal may not change before it does.
+    func readAgain() {
+        state.withLock { $0.readsAgain = true }
     }
 
     /// The generation in the header of the file open at `descriptor`; `nil` without a whole one,
@@ -188,7 +202,7 @@ final class ReplicaJournal: Sendable {
             guard state.descriptor >= 0, state.broken == nil else { return false }
             // A journal that cannot be examined may have news: catchUp() reports why.
             guard let size = try? fileSystem.status(state.descriptor).size else { return true }
-            return size != state.length
+            return state.readsAgain || size != state.length
                 || (state.length > 0 && header(state.descriptor) != state.generation)
         }
     }
@@ -315,17 +329,32 @@ final class ReplicaJournal: Sendable {
     }
 
     /// Empties the journal once its entries are folded into the settings file, off the caller's
-    /// executor.
+    /// executor: it starts again under a new generation, a header alone.
+    ///
+    /// The header is written before the entries are cut off, so every process that read the
+    /// journal before sees another generation, and reads the settings file again: one that last
+    /// saw the journal empty too (emptied to nothing, it would find the same size, and miss a fold
+    /// another process made in between). A crash between the two leaves entries of the old
+    /// generation after the new header, which read as an incomplete tail; their changes are in
+    /// the settings file already.
     @concurrent func empty() async throws {
         try state.withLock { state in
             guard state.broken == nil, !state.isReadOnly, state.descriptor >= 0 else { return }
-            // Its entries are in the settings file: applied again, they change nothing.
+            let generation = UInt64.random(in: 1...UInt64.max)
+            var header = Self.magic
+            Self.appendLittleEndian(generation, to: &header)
             do {
-                try fileSystem.truncate(state.descriptor, 0)
+                try header.withUnsafeBytes { try fileSystem.writeAll(state.descriptor, $0, at: 0) }
+                try fileSystem.truncate(state.descriptor, Int64(Self.headerSize))
             } catch {
-                throw failure("could not be emptied after a fold (errno \(Self.code(of: error)))")
+                // The header may be new and the entries still there: an append now would follow
+                // them under a generation the header no longer names.
+                let code = Self.code(of: error)
+                state.broken = "it could not be emptied after a fold (errno \(code))"
+                throw failure("could not be emptied after a fold (errno \(code))")
             }
-            state.length = 0
+            state.length = Self.headerSize
+            state.generation = generation
             state.flushed = 0
             state.unfolded = ReplicaFiles.Changes()
             do {
@@ -335,6 +364,7 @@ final class ReplicaJournal: Sendable {
                 state.broken = "it was emptied after a fold, but not flushed (errno \(code))"
                 throw failure("could not be flushed after a fold (errno \(code))")
             }
+            state.flushed = state.length
         }
     }
 

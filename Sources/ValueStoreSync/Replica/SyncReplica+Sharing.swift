@@ -14,7 +14,14 @@ extension SyncReplica {
         case .appended(let appended):
             changes = appended
         case .folded(let journaled):
-            let loaded = try await BlockingIO.run { try await files.reload(applying: journaled) }
+            let loaded: ReplicaFiles.Loaded
+            do {
+                loaded = try await BlockingIO.run { try await files.reload(applying: journaled) }
+            } catch {
+                // The settings file is read again next time, though the journal may not change.
+                files.journal.readAgain()
+                throw error
+            }
             var records = loaded.records.mapValues { Optional($0) }
             for key in withState({ Array($0.records.keys) }) where loaded.records[key] == nil {
                 records[key] = .some(nil)

@@ -143,11 +143,35 @@ import ValueStore
             try await writer.commit(Self.change("key0", "\"last\"", at: 100))
             let entries = try Data(contentsOf: journal)
             try await writer.fold()
-            #expect(try Data(contentsOf: journal).isEmpty)
+            #expect(try Data(contentsOf: journal).count == ReplicaJournal.headerSize)  // a new generation
             try entries.write(to: journal)
             var folded = expected
             folded["key0"] = "\"last\""
             #expect(Self.values(try await files().load()) == folded)
+        }
+    }
+
+    /// A process that last saw the journal empty, and another that appends and folds it: the
+    /// journal starts again as a header of a new generation, not as nothing, so the first one
+    /// sees the fold. Emptied to nothing, the journal had the size it remembered, and it went on
+    /// with what it had read before, the fold's changes missing.
+    @Test func aFoldIsNewsToAProcessThatLastSawTheJournalEmpty() async throws {
+        try await Self.withFiles(foldingSize: 1) { writer, files, _ in
+            let other = files()
+            _ = try await other.load()
+            try await writer.commit(Self.change("theme", "\"dark\"", at: 1))  // appended and folded
+            #expect(writer.journal.length == ReplicaJournal.headerSize)
+            #expect(other.journal.mayHaveNews)
+            guard case .folded = try await other.journal.catchUp() else {
+                Issue.record("the other process did not hear of the fold")
+                return
+            }
+            #expect(Self.values(try await other.reload(applying: ReplicaFiles.Changes())) == ["theme": "\"dark\""])
+            try await writer.commit(Self.change("theme", "\"light\"", at: 2))  // folded again
+            guard case .folded = try await other.journal.catchUp() else {
+                Issue.record("the other process did not hear of the second fold")
+                return
+            }
         }
     }
 
