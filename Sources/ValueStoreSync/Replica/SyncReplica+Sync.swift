@@ -15,7 +15,9 @@ extension SyncReplica {
     /// replica's conflicts stream yields them.
     ///
     /// - Throws: The remote's error when the server cannot be reached; every change stays
-    ///   pending, and ``SyncStatus/lastError`` shows the error until a sync succeeds.
+    ///   pending, and ``SyncStatus/lastError`` shows the error until a sync succeeds. A merge
+    ///   that fails (a value of the key its type cannot decode) throws its error once the rest
+    ///   is pushed and pulled; that change stays pending.
     public func syncNow() async throws {
         try await open()
         try await rounds.withLock {
@@ -50,6 +52,7 @@ extension SyncReplica {
     func syncRound(pulling: Bool) async throws {
         try await catchUpIfNeeded()  // another process's changes, to push and to show
         var refusal = withState { $0.meta?.resync }
+        var unmerged: (any Error)?  // a merge that failed: the round still pulls, then throws it
         for _ in 0..<8 {
             let hasPulled = withState { $0.meta?.hasPulled ?? false }
             if !hasPulled || refusal != nil {
@@ -59,7 +62,7 @@ extension SyncReplica {
                 }
                 refusal = nil
             }
-            if let next = try await pushPending() {
+            if let next = try await pushPending(unmerged: &unmerged) {
                 refusal = next
                 continue
             }
@@ -67,6 +70,7 @@ extension SyncReplica {
                 refusal = next
                 continue
             }
+            if let unmerged { throw unmerged }
             return
         }
         throw ValueStoreError(
@@ -77,12 +81,11 @@ extension SyncReplica {
     // MARK: Pushing
 
     /// Pushes the pending changes in batches until none is left that can go (a `.merge` change
-    /// waiting for its store stays), or a refusal, which it returns.
+    /// waiting for its store, or whose merge failed into `unmerged`, stays), or a refusal.
     ///
-    /// - Throws: The remote's error; or ``/ValueStore/ValueStoreError/Code/unavailable`` when
-    ///   changes that could go are still pending after as many pushes as their batches and a
-    ///   few more (the server kept answering without settling them), saying why.
-    func pushPending() async throws -> SyncRefusal? {
+    /// - Throws: The remote's error; ``/ValueStore/ValueStoreError/Code/unavailable`` when changes
+    ///   that could go are still pending after as many pushes as their batches and a few more.
+    func pushPending(unmerged: inout (any Error)?) async throws -> SyncRefusal? {
         var waiting: Set<String> = []
         let batchSize = max(1, options.pushBatchSize)
         let passes = withState { $0.pendingSince.count } / batchSize + 8
@@ -106,7 +109,8 @@ extension SyncReplica {
             let settled = try Self.pair(response, with: request, from: remote.label)
             tooFarAhead = response.outcomes.count { $0 == .tooFarAhead }
             try await exclusively {
-                try await settle(settled, serverTime: response.serverTime, now: now, waiting: &waiting)
+                try await settle(
+                    settled, serverTime: response.serverTime, now: now, waiting: &waiting, unmerged: &unmerged)
             }
         }
         let undelivered = withState { state in state.records.count { $0.value.isPending && !waiting.contains($0.key) } }
@@ -124,7 +128,8 @@ extension SyncReplica {
         _ settled: [(change: SyncRecord, outcome: SyncPushResponse.Outcome)],
         serverTime: Int64,
         now: Int64,
-        waiting: inout Set<String>
+        waiting: inout Set<String>,
+        unmerged: inout (any Error)?
     ) async throws {
         var (meta, records, rejected, merges, archive) = withState {
             ($0.meta!, $0.records, $0.rejected, $0.merges, $0.archive)
@@ -209,9 +214,9 @@ extension SyncReplica {
                 do {
                     merged = try merge(local.synced?.value, local.value, current?.value)
                 } catch {
-                    // A value this store cannot decode: the change waits, pending.
+                    // A value this store cannot decode: the change waits, pending; the round throws.
                     waiting.insert(key)
-                    withState { $0.lastError = error }
+                    unmerged = unmerged ?? error
                     continue
                 }
                 let stamp = meta.clock.stamp(now: now, replica: meta.id)

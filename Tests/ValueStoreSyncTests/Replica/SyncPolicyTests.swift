@@ -127,4 +127,27 @@ import ValueStoreSync
             #expect(try await counts.load() == ["phone": 1, "laptop": 1])
         }
     }
+
+    /// A merge that fails (the server's value is of a type this version cannot decode, a newer
+    /// device's schema) keeps the change pending, and the round says so: it used to succeed, the
+    /// error erased from the status by the round's own success, the change pending unseen.
+    @Test func aMergeThatFailsIsTheRoundsErrorAndKeepsTheChange() async throws {
+        try await SyncSandbox.with { sandbox in
+            let (phone, laptop) = try await Self.pair(sandbox)
+            try await laptop.store("tags", as: Int.self).save(5)
+            try await laptop.syncNow()
+            let policy = SyncPolicy<Set<String>>.merge { _, local, remote in (local ?? []).union(remote ?? []) }
+            let tags = phone.store("tags", as: Set<String>.self, policy: policy)
+            try await tags.save(["a"])
+            await #expect(throws: ValueStoreError(.decodingFailed)) { try await phone.syncNow() }
+            #expect((phone.status.lastError as? ValueStoreError)?.code == .decodingFailed)
+            #expect(phone.status.pendingChanges == 1)
+            #expect(try await tags.load() == ["a"])
+            // The other keys still went both ways in that round.
+            try await laptop.store("theme", as: String.self).save("dark")
+            try await laptop.syncNow()
+            await #expect(throws: ValueStoreError(.decodingFailed)) { try await phone.syncNow() }
+            #expect(try await phone.store("theme", as: String.self).load() == "dark")
+        }
+    }
 }
