@@ -199,8 +199,8 @@ final class SyncDevice {
         return replica
     }
 
-    /// Starts the `run()` of `account`'s replica, once its earlier run, if any, has ended: two
-    /// runs of one replica would each take its doorbell.
+    /// Starts the `run()` of `account`'s replica, once its earlier run, if any, has ended: one
+    /// run at a time, as a device has.
     private func start(_ account: String) async throws {
         let replica = try replica(account)
         if let earlier = runs[account] {

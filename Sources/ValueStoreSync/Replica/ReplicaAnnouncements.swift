@@ -12,7 +12,7 @@ struct ReplicaAnnouncements: Sendable {
     var statusListeners: [AsyncStream<SyncStatus>.Continuation] = []
     var conflicts: [SyncConflict] = []
     var conflictListeners: [AsyncStream<SyncConflict>.Continuation] = []
-    var doorbell: AsyncStream<Void>.Continuation?
+    var doorbells: [AsyncStream<Void>.Continuation] = []
 
     func deliver() {
         if let status {
@@ -25,7 +25,9 @@ struct ReplicaAnnouncements: Sendable {
                 listener.yield(conflict)
             }
         }
-        doorbell?.yield()
+        for doorbell in doorbells {
+            doorbell.yield()
+        }
     }
 }
 
@@ -47,7 +49,7 @@ extension ReplicaState {
             statusListeners: statusIsDue ? statusListeners.all : [],
             conflicts: dueConflicts,
             conflictListeners: dueConflicts.isEmpty ? [] : conflictListeners.all,
-            doorbell: bellIsDue ? doorbell : nil)
+            doorbells: bellIsDue ? Array(doorbells.values) : [])
     }
 }
 

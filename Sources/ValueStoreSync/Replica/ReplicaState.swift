@@ -56,11 +56,15 @@ struct ReplicaState {
     /// Each key's stores' change signals.
     var keyChanges: [String: ChangeBroadcaster] = [:]
 
-    /// What ``SyncReplica/run()`` was asked to do, and its doorbell.
+    /// What ``SyncReplica/run()`` was asked to do, and the doorbell of each run, by its number:
+    /// a ring wakes every run, and the first to wake takes what is wanted. (With one doorbell, a
+    /// second run took it, and left the first deaf once it ended.)
     var wants = Wants()
-    var doorbell: AsyncStream<Void>.Continuation?
-    /// Whether the remote's pokes stream of the running ``SyncReplica/run()`` is alive.
-    var pokesAlive = false
+    var doorbells: [Int: AsyncStream<Void>.Continuation] = [:]
+    var runs = 0
+    /// The runs whose remote's pokes stream is alive.
+    var alivePokes: Set<Int> = []
+    var pokesAlive: Bool { !alivePokes.isEmpty }
 
     struct Wants {
         var push = false

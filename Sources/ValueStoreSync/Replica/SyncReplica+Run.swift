@@ -28,15 +28,19 @@ extension SyncReplica {
         // Subscribed before the first sync rings: a change pushed after its pull is poked.
         let pokes = remote.authoredPokes()
         let (doorbell, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        withState { state in
-            state.doorbell = continuation
-            state.pokesAlive = true
+        // Each run has a doorbell of its own: another run of the replica, started and ended
+        // meanwhile (two windows' tasks), leaves this one hearing every ring.
+        let run = withState { state in
+            state.runs += 1
+            state.doorbells[state.runs] = continuation
+            state.alivePokes.insert(state.runs)
             state.ring(push: true, pull: true)
+            return state.runs
         }
         defer {
             withState { state in
-                state.doorbell = nil
-                state.pokesAlive = false
+                state.doorbells[run] = nil
+                state.alivePokes.remove(run)
             }
             continuation.finish()
         }
@@ -46,7 +50,7 @@ extension SyncReplica {
                     self.withState { $0.ring(for: poke) }
                 }
                 self.withState { state in
-                    state.pokesAlive = false
+                    state.alivePokes.remove(run)
                     state.ring(pull: true)
                 }
             }

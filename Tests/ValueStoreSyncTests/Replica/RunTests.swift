@@ -64,6 +64,35 @@ import ValueStoreTestSupport
         }
     }
 
+    /// Two runs of one replica (two windows' tasks): the second, started and ended while the
+    /// first runs, leaves the first syncing. It used to take the replica's one doorbell and
+    /// leave none when it ended: the first run heard no ring again, and saves stayed pending.
+    @Test func aSecondRunThatEndsLeavesTheFirstSyncing() async throws {
+        try await SyncSandbox.with { sandbox in
+            let inner = sandbox.server.remote(for: sandbox.account)
+            let (pulls, pulled) = AsyncStream<Void>.makeStream()
+            let remote = SyncRemote(
+                label: "telling its pulls", push: { try await inner.push($0) },
+                pull: { request in
+                    defer { pulled.yield() }
+                    return try await inner.pull(request)
+                },
+                authoredPokes: { inner.authoredPokes() })
+            let phone = try sandbox.replica("phone", remote: remote)
+            var pullsMade = pulls.makeAsyncIterator()
+            let first = Task { try await phone.run() }
+            defer { first.cancel() }
+            _ = await pullsMade.next()  // the first run rang, and synced
+            let second = Task { try await phone.run() }
+            _ = await pullsMade.next()  // so did the second
+            second.cancel()
+            _ = await second.result
+            try await phone.store("theme", as: String.self).save("dark")
+            try await within(.seconds(30), "the first run's push") { try await phone.waitUntilPushed() }
+            #expect(phone.status.pendingChanges == 0)
+        }
+    }
+
     @Test func anIdleReplicaWithLivePokesMakesNoRequests() async throws {
         try await SyncSandbox.with { sandbox in
             let faulty = FaultyRemote(sandbox.server.remote(for: sandbox.account))
