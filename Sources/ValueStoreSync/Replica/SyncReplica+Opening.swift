@@ -3,9 +3,19 @@ import Synchronization
 import ValueStore
 
 extension SyncReplica {
-    /// The replica whose write lock the current task holds, so that a write from inside a
-    /// store's `update` body does not wait for itself.
-    @TaskLocal static var writing: ObjectIdentifier?
+    /// The replica whose write lock a task holds, and that task: a write from inside a store's
+    /// `update` body does not wait for itself, and one from a task started inside the body, which
+    /// inherits this, is refused.
+    @TaskLocal static var writing: Writer?
+
+    struct Writer: Sendable {
+        let replica: ObjectIdentifier
+        /// The task holding the locks, by its hash: compared, never used, and only while it runs.
+        let task: Int?
+    }
+
+    /// The current task, by its hash, as ``Writer`` compares it.
+    private static var currentTask: Int? { withUnsafeCurrentTask { $0?.hashValue } }
 
     /// Runs `body` once the replica is open, holding its write lock and its folder's, after
     /// taking in what other processes committed: one durable write at a time, across processes.
@@ -16,13 +26,25 @@ extension SyncReplica {
 
     /// Runs `body` holding the write lock, then the folder's lock (``ReplicaFolderLock``) and,
     /// if `catchingUp`, after ``catchUp()``; or at once when the current task holds them.
+    ///
+    /// - Throws: ``/ValueStore/ValueStoreError/Code/nestedWrite`` from a task started inside a
+    ///   write that holds them (an `async let` in an `update` body): without the locks its
+    ///   commit could be lost to a fold the write makes, and with them it would wait for the
+    ///   write that waits for it. Nothing is written.
     func locked<Result>(catchingUp: Bool, _ body: () async throws -> Result) async throws -> Result {
         let me = ObjectIdentifier(self)
-        if Self.writing == me {
+        if let writer = Self.writing, writer.replica == me {
+            guard writer.task == Self.currentTask else {
+                throw ValueStoreError(
+                    .nestedWrite, store: label,
+                    reason: "the replica was written from a task started inside a write of it (an update's body) while"
+                        + " that write ran, which could lose it; nothing was written. Write from the body itself, or"
+                        + " after the update returns")
+            }
             return try await body()
         }
         return try await writes.withLock {
-            try await Self.$writing.withValue(me) {
+            try await Self.$writing.withValue(Writer(replica: me, task: Self.currentTask)) {
                 try await files.lock.withLock {
                     if catchingUp {
                         try await catchUp()

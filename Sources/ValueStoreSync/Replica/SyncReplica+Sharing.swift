@@ -63,7 +63,8 @@ extension SyncReplica {
     /// Takes in what other processes committed, when the journal says there may be some: before
     /// a read, and before a sync round, so that both processes show every change either made.
     func catchUpIfNeeded() async throws {
-        guard files.journal.mayHaveNews else { return }
+        // A read inside a write (or a task it started) sees what the write caught up on.
+        guard files.journal.mayHaveNews, Self.writing?.replica != ObjectIdentifier(self) else { return }
         try await locked(catchingUp: true) {}
     }
 }

@@ -87,6 +87,30 @@ import ValueStoreSync
         }
     }
 
+    /// A task started inside an update's body inherits its hold of the replica's locks, but
+    /// not the right to use it: its write is refused (it used to commit unlocked, where a fold
+    /// the body's own write made could lose it), and a read from it still reads.
+    @Test func aWriteFromATaskStartedInsideAnUpdateIsRefused() async throws {
+        try await SyncSandbox.with { sandbox in
+            let phone = try sandbox.replica("phone")
+            let theme = phone.store("theme", as: String.self)
+            let changedAt = phone.store("themeChangedAt", as: Int.self)
+            try await theme.save("light")
+            await #expect(throws: ValueStoreError(.nestedWrite)) {
+                try await theme.update { value in
+                    async let read = theme.load()
+                    async let written = changedAt.save(1)
+                    #expect(try await read == "light")
+                    _ = try await written
+                    value = "dark"
+                }
+            }
+            #expect(try await theme.load() == "light")
+            await #expect(throws: ValueStoreError(.notFound)) { try await changedAt.load() }
+            #expect(phone.status.pendingChanges == 1)
+        }
+    }
+
     @Test func noDefaultIsEverWritten() async throws {
         try await SyncSandbox.with { sandbox in
             let phone = try sandbox.replica("phone")
