@@ -14,10 +14,12 @@ extension PostgresSyncTable {
     /// account's records, idempotency entries or epoch also rewrites its row, so nothing the
     /// answer depends on changed in between); when another write came in between, it answers
     /// again, and after ``optimisticPushes`` tries it reads under the row's lock, in a transaction.
-    /// A change whose key the tables cannot keep (over 1,024 bytes, or with U+0000) is answered
-    /// rejected without being sent, so it never fails the push of the others.
+    /// A change whose key text cannot hold (U+0000) is answered rejected without being sent, so
+    /// it never fails the push of the others. (The HTTP service also rejects keys over 1,024
+    /// bytes; the table takes the longer keys it always took, up to its index's limit, about 2.7
+    /// KB with the account, past which the database fails the push.)
     func push(_ request: SyncPushRequest) async throws -> SyncPushResponse {
-        let unstorable = { (change: SyncRecord) in SyncKey.unstorable(change.key) }
+        let unstorable = { (change: SyncRecord) in SyncKey.unstorable(change.key, limit: .max) }
         return try await request.pushed(refusing: unstorable, store: label) { try await push(storable: $0) }
     }
 

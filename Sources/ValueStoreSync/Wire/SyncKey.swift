@@ -23,17 +23,17 @@ package enum SyncKey {
     package static let maximumBytes = 1_024
 
     /// Why no server can keep `key`, or `nil` when every one can: a key whose canonical
-    /// composition, which servers keep, is over ``maximumBytes``, or with U+0000, which no
-    /// PostgreSQL text holds.
+    /// composition, which servers keep, is over `limit` (``maximumBytes`` by default), or with
+    /// U+0000, which no PostgreSQL text holds.
     ///
     /// ```swift
     /// SyncKey.unstorable("a\u{0}b")   // "the key holds U+0000, which a database's text cannot"
     /// ```
-    package static func unstorable(_ key: String) -> String? {
+    package static func unstorable(_ key: String, limit: Int = maximumBytes) -> String? {
         // As a server keeps it: its composition can be longer (U+1D160 takes 4 bytes, 12 composed).
         let key = key.utf8.allSatisfy { $0 < 0x80 } ? key : normalized(key)
-        if key.utf8.count > maximumBytes {
-            return "the key is \(key.utf8.count) bytes, over the \(maximumBytes) a synced key may take"
+        if key.utf8.count > limit {
+            return "the key is \(key.utf8.count) bytes, over the \(limit) a synced key may take"
         }
         if key.utf8.contains(0) { return "the key holds U+0000, which a database's text cannot" }
         return nil
