@@ -171,6 +171,13 @@ final class ReplicaJournal: Sendable {
         }
     }
 
+    /// Writes the header of `generation` at the start of the file open at `descriptor`.
+    private func writeHeader(_ generation: UInt64, to descriptor: Int32) throws {
+        var header = Self.magic
+        Self.appendLittleEndian(generation, to: &header)
+        try header.withUnsafeBytes { try fileSystem.writeAll(descriptor, $0, at: 0) }
+    }
+
     /// Makes the next ``catchUp()`` read the whole journal and report a fold: the replica could
     /// not take in the fold the last one reported (the settings file did not read), and must
     /// read the settings file again, though the journal may not change before it does.
@@ -329,28 +336,25 @@ final class ReplicaJournal: Sendable {
     }
 
     /// Empties the journal once its entries are folded into the settings file, off the caller's
-    /// executor: it starts again under a new generation, a header alone.
-    ///
-    /// The header is written before the entries are cut off, so every process that read the
-    /// journal before sees another generation, and reads the settings file again: one that last
-    /// saw the journal empty too (emptied to nothing, it would find the same size, and miss a fold
-    /// another process made in between). A crash between the two leaves entries of the old
-    /// generation after the new header, which read as an incomplete tail; their changes are in
-    /// the settings file already.
+    /// executor: it starts again as a header of a new generation, written before the entries are
+    /// cut off, so every process that read it before, even empty (emptied to nothing, it would
+    /// keep the size that process knew), sees the fold. A crash in between leaves entries of the
+    /// old generation after the new header, an incomplete tail; the settings file holds them.
     @concurrent func empty() async throws {
         try state.withLock { state in
             guard state.broken == nil, !state.isReadOnly, state.descriptor >= 0 else { return }
             let generation = UInt64.random(in: 1...UInt64.max)
-            var header = Self.magic
-            Self.appendLittleEndian(generation, to: &header)
             do {
-                try header.withUnsafeBytes { try fileSystem.writeAll(state.descriptor, $0, at: 0) }
+                try writeHeader(generation, to: state.descriptor)
                 try fileSystem.truncate(state.descriptor, Int64(Self.headerSize))
             } catch {
-                // The header may be new and the entries still there: an append now would follow
-                // them under a generation the header no longer names.
+                // The header may be new and the entries still there: with the old header put
+                // back, the journal is as it was and the next commit folds again; otherwise an
+                // append would follow them under a generation the header no longer names.
                 let code = Self.code(of: error)
-                state.broken = "it could not be emptied after a fold (errno \(code))"
+                if (try? writeHeader(state.generation, to: state.descriptor)) == nil {
+                    state.broken = "it could not be emptied after a fold (errno \(code))"
+                }
                 throw failure("could not be emptied after a fold (errno \(code))")
             }
             state.length = Self.headerSize

@@ -99,6 +99,33 @@ import Glibc
         }
     }
 
+    /// A fold whose emptying of the journal fails (its header written, its cut refused) puts
+    /// the old header back: the commit that folded returns, and the next ones append and fold
+    /// as before. (The journal was left unusable until the replica was opened again.)
+    @Test func aFoldThatCannotEmptyTheJournalLeavesItAsItWas() async throws {
+        try await Self.withFolder { directory in
+            let faults = Faults()
+            let make = { (fileSystem: FileSystem) in
+                ReplicaFiles(
+                    directory: directory, account: ReplicaJournalTests.account, options: .cache, foldingSize: 64,
+                    fileSystem: fileSystem)
+            }
+            let writer = make(faults.fileSystem)
+            _ = try await writer.prepareFolder()
+            _ = try await writer.load()
+            let text = "\"" + String(repeating: "x", count: 200) + "\""
+            try await writer.commit(ReplicaJournalTests.change("key0", text, at: 1))
+            faults.failNextTruncate()
+            try await writer.commit(ReplicaJournalTests.change("key1", text, at: 2))  // its fold fails
+            #expect(faults.failures == 1, "the fold's cut must have failed")
+            for index in 2..<5 {
+                try await writer.commit(ReplicaJournalTests.change("key\(index)", text, at: Int64(index + 1)))
+            }
+            let expected = Dictionary(uniqueKeysWithValues: (0..<5).map { ("key\($0)", text) })
+            #expect(ReplicaJournalTests.values(try await make(.live).load()) == expected)
+        }
+    }
+
     static func withFolder(_ body: (_ directory: URL) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "journal-faults-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -111,6 +138,8 @@ import Glibc
 private final class Faults: Sendable {
     private struct State {
         var fault: ReplicaJournalFaultTests.AppendFault?
+        /// Whether the next `ftruncate` fails.
+        var truncateFails = false
         /// The bytes the disk still takes; `nil` when it is not filling.
         var room: Int?
         var failures = 0
@@ -125,6 +154,7 @@ private final class Faults: Sendable {
 
     func arm(_ fault: ReplicaJournalFaultTests.AppendFault) { state.withLock { $0.fault = fault } }
     func fillDisk(after bytes: Int) { state.withLock { $0.room = bytes } }
+    func failNextTruncate() { state.withLock { $0.truncateFails = true } }
     func disarm() {
         state.withLock {
             $0.fault = nil
@@ -180,7 +210,8 @@ private final class Faults: Sendable {
         }
         fileSystem.truncate = { descriptor, length in
             try self.state.withLock { state in
-                if state.fault == .shortWriteThatCannotBeUndone {
+                if state.fault == .shortWriteThatCannotBeUndone || state.truncateFails {
+                    state.truncateFails = false
                     state.failures += 1
                     throw FileSystemError(operation: "ftruncate", code: EIO)
                 }
