@@ -5,13 +5,26 @@ import ValueStore
 extension SyncReplica {
     /// The replica whose write lock a task holds, and that task: a write from inside a store's
     /// `update` body does not wait for itself, and one from a task started inside the body, which
-    /// inherits this, is refused.
+    /// inherits this, is refused while the body runs (and takes the locks once it returned).
     @TaskLocal static var writing: Writer?
 
     struct Writer: Sendable {
         let replica: ObjectIdentifier
-        /// The task holding the locks, by its hash: compared, never used, and only while it runs.
+        /// The task holding the locks, by its hash: compared only while ``hold`` is held, so
+        /// while that task runs.
         let task: Int?
+        let hold: Hold
+
+        /// Whether the locks of `replica` are held by this writer now.
+        func holds(_ replica: ObjectIdentifier) -> Bool { self.replica == replica && hold.isHeld }
+    }
+
+    /// Whether a writer still holds the locks: a task started inside the write keeps the
+    /// task-local after the write returned.
+    final class Hold: Sendable {
+        private let held = Mutex(true)
+        var isHeld: Bool { held.withLock { $0 } }
+        func release() { held.withLock { $0 = false } }
     }
 
     /// The current task, by its hash, as ``Writer`` compares it.
@@ -33,7 +46,7 @@ extension SyncReplica {
     ///   write that waits for it. Nothing is written.
     func locked<Result>(catchingUp: Bool, _ body: () async throws -> Result) async throws -> Result {
         let me = ObjectIdentifier(self)
-        if let writer = Self.writing, writer.replica == me {
+        if let writer = Self.writing, writer.holds(me) {
             guard writer.task == Self.currentTask else {
                 throw ValueStoreError(
                     .nestedWrite, store: label,
@@ -44,7 +57,9 @@ extension SyncReplica {
             return try await body()
         }
         return try await writes.withLock {
-            try await Self.$writing.withValue(Writer(replica: me, task: Self.currentTask)) {
+            let hold = Hold()
+            defer { hold.release() }
+            return try await Self.$writing.withValue(Writer(replica: me, task: Self.currentTask, hold: hold)) {
                 try await files.lock.withLock {
                     if catchingUp {
                         try await catchUp()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ValueStore
 import ValueStoreSync
@@ -108,6 +109,32 @@ import ValueStoreSync
             #expect(try await theme.load() == "light")
             await #expect(throws: ValueStoreError(.notFound)) { try await changedAt.load() }
             #expect(phone.status.pendingChanges == 1)
+        }
+    }
+
+    /// A task started inside an update keeps the update's task-locals after it returned: its
+    /// write, once the update returned, takes the replica's locks and commits (it was refused
+    /// for good, as if the update still ran).
+    @Test func aTaskStartedInsideAnUpdateWritesOnceTheUpdateReturned() async throws {
+        try await SyncSandbox.with { sandbox in
+            let phone = try sandbox.replica("phone")
+            let theme = phone.store("theme", as: String.self)
+            let changedAt = phone.store("themeChangedAt", as: Int.self)
+            let (gate, opening) = AsyncStream<Void>.makeStream()
+            let later = Mutex<Task<Void, any Error>?>(nil)
+            try await theme.optional().update { value in
+                later.withLock { task in
+                    task = Task {
+                        for await _ in gate { break }
+                        try await changedAt.save(1)
+                    }
+                }
+                value = "dark"
+            }
+            opening.yield()
+            try await #require(later.withLock { $0 }).value
+            #expect(try await changedAt.load() == 1)
+            #expect(phone.status.pendingChanges == 2)
         }
     }
 
