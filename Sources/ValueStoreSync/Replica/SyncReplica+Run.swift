@@ -80,17 +80,50 @@ extension SyncReplica {
                         }
                     }
                     failures = 0
+                } catch is Unmerged {
+                    failures = 0  // shown in the status; the key waits for a change
                 } catch {
-                    if Task.isCancelled { break }
-                    failures += 1
-                    enter(.backingOff)
-                    guard (try? await Task.sleep(for: retryDelay(after: failures))) != nil else { break }
-                    enter(.idle)
+                    var waited = false
+                    if !Task.isCancelled {
+                        failures += 1
+                        enter(.backingOff)
+                        waited = (try? await Task.sleep(for: retryDelay(after: failures))) != nil
+                        enter(.idle)
+                    }
+                    // Tried again now, or, as this run ends, by another run of the replica if one
+                    // runs: what this one took is not dropped with it.
                     withState { $0.ring(push: wants.push, pull: wants.pull) }
+                    if !waited { break }
                 }
             }
             group.cancelAll()
         }
+    }
+
+    /// Runs `body`, then shows its error, or none, in the status.
+    func recordingErrors(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+            withState { state in
+                state.lastError = nil
+                state.phase = .idle
+                state.publish()
+            }
+        } catch {
+            withState { state in
+                state.lastError = (error as? Unmerged)?.error ?? error
+                state.phase = .idle
+                state.publish()
+            }
+            throw error
+        }
+    }
+
+    /// A round that synced everything but a `.merge` change whose merge failed (a value it
+    /// cannot decode): `run()` shows the error and goes on without backing off, since waiting
+    /// does not change the value, and the other keys keep syncing at once.
+    struct Unmerged: Error {
+        var error: any Error
     }
 
     /// The wait after `failures` failures in a row.

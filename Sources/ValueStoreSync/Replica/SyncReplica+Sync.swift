@@ -21,28 +21,11 @@ extension SyncReplica {
     public func syncNow() async throws {
         try await open()
         try await rounds.withLock {
-            try await recordingErrors {
-                try await syncRound(pulling: true)
+            do {
+                try await recordingErrors { try await syncRound(pulling: true) }
+            } catch let unmerged as Unmerged {
+                throw unmerged.error
             }
-        }
-    }
-
-    /// Runs `body`, then shows its error, or none, in the status.
-    func recordingErrors(_ body: () async throws -> Void) async throws {
-        do {
-            try await body()
-            withState { state in
-                state.lastError = nil
-                state.phase = .idle
-                state.publish()
-            }
-        } catch {
-            withState { state in
-                state.lastError = error
-                state.phase = .idle
-                state.publish()
-            }
-            throw error
         }
     }
 
@@ -70,7 +53,7 @@ extension SyncReplica {
                 refusal = next
                 continue
             }
-            if let unmerged { throw unmerged }
+            if let unmerged { throw Unmerged(error: unmerged) }
             return
         }
         throw ValueStoreError(
@@ -86,6 +69,7 @@ extension SyncReplica {
     /// - Throws: The remote's error; ``/ValueStore/ValueStoreError/Code/unavailable`` when changes
     ///   that could go are still pending after as many pushes as their batches and a few more.
     func pushPending(unmerged: inout (any Error)?) async throws -> SyncRefusal? {
+        unmerged = nil  // each push merges again
         var waiting: Set<String> = []
         let batchSize = max(1, options.pushBatchSize)
         let passes = withState { $0.pendingSince.count } / batchSize + 8

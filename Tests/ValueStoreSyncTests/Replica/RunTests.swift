@@ -93,6 +93,53 @@ import ValueStoreTestSupport
         }
     }
 
+    /// Two runs, and the one that took a save fails its push and is cancelled as it backs off:
+    /// the save goes to the other run, which pushes it (the ending run hands back what it took,
+    /// and its ended pokes ring a pull, whose round pushes too).
+    @Test func aRunThatEndsAfterAFailedPushLeavesTheSaveToTheOther() async throws {
+        try await SyncSandbox.with { sandbox in
+            let inner = sandbox.server.remote(for: sandbox.account)
+            let failedOnce = Mutex(false)
+            let (pulls, pulled) = AsyncStream<Void>.makeStream()
+            let (failures, failure) = AsyncStream<String>.makeStream()
+            let remote = SyncRemote(
+                label: "failing one push",
+                push: { request in
+                    let fails = failedOnce.withLock { failed in
+                        defer { failed = failed || !request.changes.isEmpty }
+                        return !failed && !request.changes.isEmpty
+                    }
+                    if fails {
+                        failure.yield(RunName.name)
+                        throw ValueStoreError(.unavailable, store: "failing one push")
+                    }
+                    return try await inner.push(request)
+                },
+                pull: { request in
+                    defer { pulled.yield() }
+                    return try await inner.pull(request)
+                },
+                authoredPokes: { inner.authoredPokes() })
+            var options = SyncSandbox.options()
+            options.retryDelay = .seconds(60)
+            let phone = try sandbox.replica("phone", remote: remote, options: options)
+            var pullsMade = pulls.makeAsyncIterator()
+            var runs: [String: Task<Void, any Error>] = [:]
+            for name in ["first", "second"] {
+                runs[name] = Task { try await RunName.$name.withValue(name) { try await phone.run() } }
+                _ = await pullsMade.next()  // it rang, and synced
+            }
+            defer {
+                for run in runs.values { run.cancel() }
+            }
+            try await phone.store("theme", as: String.self).save("dark")
+            var failed = failures.makeAsyncIterator()
+            let failing = try #require(await failed.next())
+            runs[failing]?.cancel()
+            try await within(.seconds(30), "the other run's push") { try await phone.waitUntilPushed() }
+        }
+    }
+
     @Test func anIdleReplicaWithLivePokesMakesNoRequests() async throws {
         try await SyncSandbox.with { sandbox in
             let faulty = FaultyRemote(sandbox.server.remote(for: sandbox.account))
@@ -222,4 +269,9 @@ actor PokeSource {
         iterator = taken
         return poke
     }
+}
+
+/// The name of the `run()` a task runs, for a remote that tells runs apart.
+enum RunName {
+    @TaskLocal static var name = ""
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ValueStore
 import ValueStoreSync
+import ValueStoreTestSupport
 
 /// Each policy, on two devices that change one key without seeing each other's change.
 @Suite(.timeLimit(.minutes(2))) struct SyncPolicyTests {
@@ -148,6 +149,35 @@ import ValueStoreSync
             try await laptop.syncNow()
             await #expect(throws: ValueStoreError(.decodingFailed)) { try await phone.syncNow() }
             #expect(try await phone.store("theme", as: String.self).load() == "dark")
+        }
+    }
+
+    /// Under `run()`, a merge that fails is shown and not backed off from: waiting does not
+    /// change the value, and the other keys keep syncing at once. (It backed off up to five
+    /// minutes at a time, every key's sync with it.)
+    @Test func aMergeThatFailsDoesNotHoldUpTheOtherKeysUnderRun() async throws {
+        try await SyncSandbox.with { sandbox in
+            let (_, laptop) = try await Self.pair(sandbox)
+            try await laptop.store("tags", as: Int.self).save(5)
+            try await laptop.syncNow()
+            var options = SyncSandbox.options()
+            options.retryDelay = .seconds(60)
+            let phone = try sandbox.replica("phone", options: options)
+            let policy = SyncPolicy<Set<String>>.merge { _, local, remote in (local ?? []).union(remote ?? []) }
+            try await phone.store("tags", as: Set<String>.self, policy: policy).save(["a"])
+            let running = Task { try await phone.run() }
+            defer { running.cancel() }
+            try await within(.seconds(30), "the failed merge in the status") {
+                for await status in phone.statusUpdates() where status.lastError != nil { return }
+            }
+            try await phone.store("theme", as: String.self).save("dark")
+            // Well before the 60 s a back-off would take.
+            try await within(.seconds(20), "the theme's push") {
+                for await status in phone.statusUpdates() where status.pendingChanges <= 1 { return }
+            }
+            #expect(phone.status.pendingChanges == 1)
+            #expect(phone.status.phase != .backingOff)
+            #expect((phone.status.lastError as? ValueStoreError)?.code == .decodingFailed)
         }
     }
 }
