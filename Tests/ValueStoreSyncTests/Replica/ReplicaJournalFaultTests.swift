@@ -60,17 +60,8 @@ import Glibc
     }
 
     @Test func aDiskThatFillsInTheMiddleOfAFoldLeavesEverySaveThatReturned() async throws {
-        try await Self.withFolder { directory in
-            let faults = Faults()
-            let make = { (fileSystem: FileSystem) in
-                ReplicaFiles(
-                    directory: directory, account: ReplicaJournalTests.account, options: .cache, foldingSize: 64,
-                    fileSystem: fileSystem)
-            }
-            let writer = make(faults.fileSystem)
-            _ = try await writer.prepareFolder()
-            _ = try await writer.load()
-            let text = "\"" + String(repeating: "x", count: 200) + "\""
+        try await Self.withFoldingWriter { writer, faults, reopened in
+            let text = Self.longText
             var acknowledged: [String: String] = [:]
             var refused = 0
             for index in 0..<12 {
@@ -89,13 +80,13 @@ import Glibc
             #expect(faults.foldFailures > 0, "a fold must have run into the full disk")
             #expect(acknowledged.count > 3, "saves must have returned while the disk filled")
             #expect(refused > 0, "the disk must have filled up")
-            #expect(ReplicaJournalTests.values(try await make(.live).load()) == acknowledged)
+            #expect(ReplicaJournalTests.values(try await reopened().load()) == acknowledged)
 
             // With room again, the next save folds, and nothing is lost either.
             faults.disarm()
             try await writer.commit(ReplicaJournalTests.change("last", "1", at: 100))
             acknowledged["last"] = "1"
-            #expect(ReplicaJournalTests.values(try await make(.live).load()) == acknowledged)
+            #expect(ReplicaJournalTests.values(try await reopened().load()) == acknowledged)
         }
     }
 
@@ -103,7 +94,29 @@ import Glibc
     /// the old header back: the commit that folded returns, and the next ones append and fold
     /// as before. (The journal was left unusable until the replica was opened again.)
     @Test func aFoldThatCannotEmptyTheJournalLeavesItAsItWas() async throws {
-        try await Self.withFolder { directory in
+        try await Self.withFoldingWriter { writer, faults, reopened in
+            let text = Self.longText
+            try await writer.commit(ReplicaJournalTests.change("key0", text, at: 1))
+            faults.failNextTruncate()
+            try await writer.commit(ReplicaJournalTests.change("key1", text, at: 2))  // its fold fails
+            #expect(faults.failures == 1, "the fold's cut must have failed")
+            for index in 2..<5 {
+                try await writer.commit(ReplicaJournalTests.change("key\(index)", text, at: Int64(index + 1)))
+            }
+            let expected = Dictionary(uniqueKeysWithValues: (0..<5).map { ("key\($0)", text) })
+            #expect(ReplicaJournalTests.values(try await reopened().load()) == expected)
+        }
+    }
+
+    /// A value of about 200 bytes: a commit of one passes the folding size of ``withFoldingWriter(_:)``.
+    static let longText = "\"" + String(repeating: "x", count: 200) + "\""
+
+    /// Runs `body` with replica files in a new folder that fold past 64 bytes, written through
+    /// `faults` and opened, and a way to open the folder again through the live file system.
+    private static func withFoldingWriter(
+        _ body: (_ writer: ReplicaFiles, _ faults: Faults, _ reopened: () -> ReplicaFiles) async throws -> Void
+    ) async throws {
+        try await withFolder { directory in
             let faults = Faults()
             let make = { (fileSystem: FileSystem) in
                 ReplicaFiles(
@@ -113,16 +126,7 @@ import Glibc
             let writer = make(faults.fileSystem)
             _ = try await writer.prepareFolder()
             _ = try await writer.load()
-            let text = "\"" + String(repeating: "x", count: 200) + "\""
-            try await writer.commit(ReplicaJournalTests.change("key0", text, at: 1))
-            faults.failNextTruncate()
-            try await writer.commit(ReplicaJournalTests.change("key1", text, at: 2))  // its fold fails
-            #expect(faults.failures == 1, "the fold's cut must have failed")
-            for index in 2..<5 {
-                try await writer.commit(ReplicaJournalTests.change("key\(index)", text, at: Int64(index + 1)))
-            }
-            let expected = Dictionary(uniqueKeysWithValues: (0..<5).map { ("key\($0)", text) })
-            #expect(ReplicaJournalTests.values(try await make(.live).load()) == expected)
+            try await body(writer, faults) { make(.live) }
         }
     }
 
