@@ -3,10 +3,11 @@ import Synchronization
 import ValueStore
 
 extension SyncReplica {
-    /// The replica whose write lock a task holds, and that task: a write from inside a store's
-    /// `update` body does not wait for itself, and one from a task started inside the body, which
-    /// inherits this, is refused while the body runs (and takes the locks once it returned).
-    @TaskLocal static var writing: Writer?
+    /// The replicas whose write locks a task holds, each with that task: a write from inside a
+    /// store's `update` body does not wait for itself (nor one of a replica whose update an
+    /// update of another runs), and one from a task started inside the body, which inherits
+    /// this, is refused while the body runs (and takes the locks once it returned).
+    @TaskLocal static var writing: [ObjectIdentifier: Writer] = [:]
 
     struct Writer: Sendable {
         let replica: ObjectIdentifier
@@ -46,7 +47,7 @@ extension SyncReplica {
     ///   write that waits for it. Nothing is written.
     func locked<Result>(catchingUp: Bool, _ body: () async throws -> Result) async throws -> Result {
         let me = ObjectIdentifier(self)
-        if let writer = Self.writing, writer.holds(me) {
+        if let writer = Self.writing[me], writer.holds(me) {
             guard writer.task == Self.currentTask else {
                 throw ValueStoreError(
                     .nestedWrite, store: label,
@@ -59,7 +60,9 @@ extension SyncReplica {
         return try await writes.withLock {
             let hold = Hold()
             defer { hold.release() }
-            return try await Self.$writing.withValue(Writer(replica: me, task: Self.currentTask, hold: hold)) {
+            var writing = Self.writing
+            writing[me] = Writer(replica: me, task: Self.currentTask, hold: hold)
+            return try await Self.$writing.withValue(writing) {
                 try await files.lock.withLock {
                     if catchingUp {
                         try await catchUp()

@@ -64,7 +64,8 @@ extension SyncReplica {
     /// a read, and before a sync round, so that both processes show every change either made.
     func catchUpIfNeeded() async throws {
         // A read inside a write (or a task it started) sees what the write caught up on.
-        guard files.journal.mayHaveNews, Self.writing?.holds(ObjectIdentifier(self)) != true else { return }
+        let me = ObjectIdentifier(self)
+        guard files.journal.mayHaveNews, Self.writing[me]?.holds(me) != true else { return }
         try await locked(catchingUp: true) {}
     }
 }

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import ValueStore
 import ValueStoreSync
+import ValueStoreTestSupport
 
 @Suite(.timeLimit(.minutes(2))) struct SyncReplicaTests {
     @Test func twoReplicasOfOneAccountConverge() async throws {
@@ -135,6 +136,31 @@ import ValueStoreSync
             try await #require(later.withLock { $0 }).value
             #expect(try await changedAt.load() == 1)
             #expect(phone.status.pendingChanges == 2)
+        }
+    }
+
+    /// An update of one replica whose body updates another replica, whose body writes the
+    /// first: the task holds both write locks, and neither write waits for itself. (With one
+    /// holder remembered, the innermost write waited for the update that waited for it.)
+    @Test func nestedUpdatesOfTwoReplicasDoNotWaitForThemselves() async throws {
+        try await SyncSandbox.with { sandbox in
+            let phone = try sandbox.replica("phone")
+            let work = try sandbox.replica("phone", account: SyncAccount(id: "work"))
+            let theme = phone.store("theme", as: String.self)
+            let changedAt = phone.store("themeChangedAt", as: Int.self)
+            let workTheme = work.store("theme", as: String.self)
+            _ = try await within(.seconds(30), "the nested updates") {
+                try await theme.optional().update { value in
+                    try await workTheme.optional().update { workValue in
+                        try await changedAt.save(1)
+                        workValue = "dark"
+                    }
+                    value = "dark"
+                }
+            }
+            #expect(try await theme.load() == "dark")
+            #expect(try await workTheme.load() == "dark")
+            #expect(try await changedAt.load() == 1)
         }
     }
 
