@@ -10,14 +10,10 @@ extension SyncReplica {
     @TaskLocal static var writing: [ObjectIdentifier: Writer] = [:]
 
     struct Writer: Sendable {
-        let replica: ObjectIdentifier
         /// The task holding the locks, by its hash: compared only while ``hold`` is held, so
         /// while that task runs.
         let task: Int?
         let hold: Hold
-
-        /// Whether the locks of `replica` are held by this writer now.
-        func holds(_ replica: ObjectIdentifier) -> Bool { self.replica == replica && hold.isHeld }
     }
 
     /// Whether a writer still holds the locks: a task started inside the write keeps the
@@ -47,7 +43,7 @@ extension SyncReplica {
     ///   write that waits for it. Nothing is written.
     func locked<Result>(catchingUp: Bool, _ body: () async throws -> Result) async throws -> Result {
         let me = ObjectIdentifier(self)
-        if let writer = Self.writing[me], writer.holds(me) {
+        if let writer = Self.writing[me], writer.hold.isHeld {
             guard writer.task == Self.currentTask else {
                 throw ValueStoreError(
                     .nestedWrite, store: label,
@@ -61,7 +57,7 @@ extension SyncReplica {
             let hold = Hold()
             defer { hold.release() }
             var writing = Self.writing
-            writing[me] = Writer(replica: me, task: Self.currentTask, hold: hold)
+            writing[me] = Writer(task: Self.currentTask, hold: hold)
             return try await Self.$writing.withValue(writing) {
                 try await files.lock.withLock {
                     if catchingUp {

@@ -64,8 +64,7 @@ extension SyncReplica {
     /// a read, and before a sync round, so that both processes show every change either made.
     func catchUpIfNeeded() async throws {
         // A read inside a write (or a task it started) sees what the write caught up on.
-        let me = ObjectIdentifier(self)
-        guard files.journal.mayHaveNews, Self.writing[me]?.holds(me) != true else { return }
+        guard files.journal.mayHaveNews, Self.writing[ObjectIdentifier(self)]?.hold.isHeld != true else { return }
         try await locked(catchingUp: true) {}
     }
 }
