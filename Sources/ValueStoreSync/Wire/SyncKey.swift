@@ -30,10 +30,13 @@ package enum SyncKey {
     /// SyncKey.unstorable("a\u{0}b")   // "the key holds U+0000, which a database's text cannot"
     /// ```
     package static func unstorable(_ key: String, limit: Int = maximumBytes) -> String? {
-        // As a server keeps it: its composition can be longer (U+1D160 takes 4 bytes, 12 composed).
-        let key = key.utf8.allSatisfy { $0 < 0x80 } ? key : normalized(key)
-        if key.utf8.count > limit {
-            return "the key is \(key.utf8.count) bytes, over the \(limit) a synced key may take"
+        // As a server keeps it: its composition, at most three times as long in UTF-8 (U+1D160
+        // takes 4 bytes, 12 composed), so composed only when it could pass `limit` (never for
+        // ASCII, which is its own composition, nor under no limit).
+        let bytes = key.utf8.count
+        let composed = bytes > limit / 3 && key.utf8.contains(where: { $0 >= 0x80 }) ? normalized(key) : key
+        if composed.utf8.count > limit {
+            return "the key is \(composed.utf8.count) bytes, over the \(limit) a synced key may take"
         }
         if key.utf8.contains(0) { return "the key holds U+0000, which a database's text cannot" }
         return nil
