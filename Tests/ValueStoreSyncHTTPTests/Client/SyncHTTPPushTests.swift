@@ -20,9 +20,7 @@ import ValueStoreTestSupport
             if let length = request.contentLength, length > limit {
                 return problem(413, .invalidConfiguration)
             }
-            let body = (try? await request.body(1 << 20)) ?? Data()
-            pushes.note(request, token: token, body: body)
-            return await sandbox.respond(to: replaying(request, body: body))
+            return await sandbox.respond(to: pushes.noting(request, token: token))
         }
     }
 
@@ -113,9 +111,8 @@ import ValueStoreTestSupport
             let pushes = SeenRequests()
             let refusal = SyncPushResponse(epoch: UUID(), serverTime: 1_000, refusal: .resyncNeeded, outcomes: [])
             let server = try LoopbackHTTPServer { request, token in
-                let body = (try? await request.body(1 << 20)) ?? Data()
-                pushes.note(request, token: token, body: body)
-                guard pushes.all.count > 1 else { return await sandbox.respond(to: replaying(request, body: body)) }
+                let noted = await pushes.noting(request, token: token)
+                guard pushes.all.count > 1 else { return await sandbox.respond(to: noted) }
                 return Self.answer(refusal)
             }
             defer { server.stop() }
@@ -144,9 +141,7 @@ import ValueStoreTestSupport
             let pushes = SeenRequests()
             let server = try LoopbackHTTPServer { request, token in
                 guard request.path == "v1/push" else { return await sandbox.respond(to: request) }
-                let body = (try? await request.body(1 << 20)) ?? Data()
-                pushes.note(request, token: token, body: body)
-                let real = await sandbox.respond(to: replaying(request, body: body))
+                let real = await sandbox.respond(to: pushes.noting(request, token: token))
                 guard var answer = try? JSONDecoder().decode(SyncPushResponse.self, from: Requests.bytes(of: real))
                 else { return real }
                 answer.settled = nil

@@ -99,6 +99,14 @@ final class SeenRequests: Sendable {
             $0.append(Seen(method: request.method, path: request.path, query: request.query, token: token, body: body))
         }
     }
+
+    /// Reads `request`'s body, notes the request with it, and returns the request for the
+    /// service to read the body again.
+    func noting(_ request: SyncHTTPRequest, token: String?) async -> SyncHTTPRequest {
+        let body = (try? await request.body(1 << 20)) ?? Data()
+        note(request, token: token, body: body)
+        return replaying(request, body: body)
+    }
 }
 
 /// A request whose body the handler already read, for the service to read again.
